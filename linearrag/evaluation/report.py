@@ -1,0 +1,32 @@
+"""Markdown rendering of an evaluation report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+COLUMNS = ("recall@2", "recall@5", "recall@10", "allgold@5", "contain@5")
+
+
+def _fmt(value) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def markdown_report(report: dict[str, Any]) -> str:
+    """A table of every mode (overall), then one table per question type."""
+    head = "| mode | " + " | ".join(COLUMNS) + " | p50 ms | p95 ms |"
+    sep = "|" + "---|" * (len(COLUMNS) + 3)
+    lines = [f"Questions: {report['questions']} (index {report['index']})", "", head, sep]
+    for mode, res in report["modes"].items():
+        lat = res["latency_ms"]
+        cells = " | ".join(_fmt(res["overall"].get(c)) for c in COLUMNS)
+        lines.append(f"| {mode} | {cells} | {_fmt(lat['p50'])} | {_fmt(lat['p95'])} |")
+    types = sorted({t for res in report["modes"].values() for t in res["by_type"]})
+    if len(types) > 1:
+        for qtype in types:
+            lines += ["", f"Type `{qtype}`:", "", "| mode | n | " + " | ".join(COLUMNS) + " |",
+                      "|" + "---|" * (len(COLUMNS) + 2)]
+            for mode, res in report["modes"].items():
+                row = res["by_type"].get(qtype, {})
+                cells = " | ".join(_fmt(row.get(c)) for c in COLUMNS)
+                lines.append(f"| {mode} | {row.get('questions', 0)} | {cells} |")
+    return "\n".join(lines)

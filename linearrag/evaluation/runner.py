@@ -1,0 +1,68 @@
+"""Run every mode over a question set with one retriever, and report metrics side by side."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..progress import bar
+from ..questions import Question
+from ..retrieval.params import RetrievalParams
+from ..retrieval.retriever import Retriever
+from .metrics import aggregate, percentile, score_question
+
+
+
+def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequence[str], top_k: int = 10,
+             params: RetrievalParams | None = None, run_file: str | Path | None = None,
+             progress: bool = False) -> dict[str, Any]:
+    """Evaluate ``modes`` on ``questions``; returns the report (see docs/evaluation.md).
+
+    Each question is analysed once, unbatched (so latencies are single-query figures), and
+    every mode ranks the same analysed query. ``run_file`` receives one JSON line per
+    question and mode with the ranked passage ids.
+    """
+    params = params or retriever.params
+    per_mode_rows: dict[str, list[dict]] = defaultdict(list)
+    per_mode_types: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    latencies: dict[str, list[float]] = defaultdict(list)
+    fallbacks: dict[str, int] = defaultdict(int)
+    index = retriever.index
+    run = open(run_file, "w", encoding="utf-8") if run_file else None
+    try:
+        with bar(len(questions), "evaluate", progress) as pbar:
+            for question in questions:
+                analyzed = retriever.analyze_queries([question.question])[0]
+                for mode in modes:
+                    mode_params = params.with_overrides({"mode": mode, "top_k": top_k})
+                    result = retriever.retrieve(analyzed, mode_params)
+                    latencies[mode].append(result.timings_ms["total"])
+                    if result.fallback:
+                        fallbacks[mode] += 1
+                    ids = [p.id for p in result.passages]
+                    top_texts = [f"{p.title}\n{p.text}" for p in result.passages[:5]]
+                    row = score_question(ids, question.gold_ids, question.answers, top_texts)
+                    per_mode_rows[mode].append(row)
+                    per_mode_types[mode][question.type or "all"].append(row)
+                    if run is not None:
+                        run.write(json.dumps({"id": question.id, "mode": mode, "retrieved": ids},
+                                             ensure_ascii=False) + "\n")
+                pbar.update(1)
+    finally:
+        if run is not None:
+            run.close()
+    report: dict[str, Any] = {
+        "index": str(index.path), "questions": len(questions), "top_k": top_k,
+        "params": params.to_dict(), "modes": {},
+    }
+    for mode in modes:
+        report["modes"][mode] = {
+            "overall": aggregate(per_mode_rows[mode]),
+            "by_type": {t: aggregate(rows) for t, rows in sorted(per_mode_types[mode].items())},
+            "latency_ms": {"p50": percentile(latencies[mode], 50), "p95": percentile(latencies[mode], 95)},
+            "fallbacks": fallbacks[mode],
+        }
+    return report

@@ -1,0 +1,62 @@
+"""BM25 over title + text (bm25s), stored inside the index directory.
+
+English: bm25s' tokeniser with English stop words and the Snowball stemmer (PyStemmer).
+Japanese: Sudachi tokens from the GiNZA pass (normalised forms), never white space.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+BM25_DIR = "bm25"
+
+
+class EnglishTokenizer:
+    def __init__(self) -> None:
+        import Stemmer
+
+        self._stem = Stemmer.Stemmer("english").stemWords
+
+    def __call__(self, texts: Sequence[str]) -> list[list[str]]:
+        import bm25s
+
+        return bm25s.tokenize(list(texts), stopwords="en", stemmer=self._stem, return_ids=False, show_progress=False)
+
+
+class LexicalIndex:
+    """A BM25 index over passages (rows in the order of the Tri-Graph's C)."""
+
+    def __init__(self, retriever, n_docs: int):
+        self._bm25 = retriever
+        self.n_docs = n_docs
+
+    @classmethod
+    def build(cls, corpus_tokens: list[list[str]]) -> LexicalIndex:
+        import bm25s
+
+        retriever = bm25s.BM25()
+        retriever.index(corpus_tokens, show_progress=False)
+        return cls(retriever, len(corpus_tokens))
+
+    def save(self, directory: Path) -> None:
+        self._bm25.save(str(directory / BM25_DIR), show_progress=False)
+
+    @classmethod
+    def load(cls, index_dir: Path, n_docs: int) -> LexicalIndex:
+        import bm25s
+
+        retriever = bm25s.BM25.load(str(index_dir / BM25_DIR), mmap=False, show_progress=False, verbosity=0)
+        return cls(retriever, n_docs)
+
+    def scores(self, query_tokens: list[str]) -> np.ndarray:
+        """BM25 score of every passage for the query tokens (float32 [P]); zeros if none is known."""
+        known = [t for t in query_tokens if t in self._bm25.vocab_dict]
+        if not known:
+            return np.zeros(self.n_docs, dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(known), dtype=np.float32)

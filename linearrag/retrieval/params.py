@@ -1,0 +1,124 @@
+"""Retrieval parameters: one frozen dataclass, validated, with named presets."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+from ..errors import ParameterError
+
+MODES = ("linearrag", "dense", "bm25", "rrf")
+
+
+@dataclass(frozen=True)
+class RetrievalParams:
+    """Parameters of one query. Defaults are one setting measured across data sets (docs/benchmarks.md).
+
+    mode            linearrag (activation + PPR), dense, bm25 or rrf (BM25 + dense fusion)
+    top_k           passages returned
+    delta           δ: an entity newly reached joins the activation only with score ≥ delta
+    max_iterations  propagation steps after the seeds
+    lam             λ: weight of the dense query–passage similarity in the passage reset (eq. 7)
+    damping         d: PageRank damping (probability of following an edge)
+    passage_weight  W_p: passage reset multiplier (paper form); in the normalised form, the
+                    share of the reset mass given to passages (the rest goes to entities)
+    seed_floor      minimum cosine for a query entity to seed an index entity
+    reset           "normalized" (entity and passage resets normalised separately, then mixed)
+                    or "paper" (eq. 7 added as is; the balance drifts with corpus size)
+    propagation     "max" (max-product: scores stay in [0, 1], each entity remembers its best
+                    bridging sentence) or "sum" (eq. 5 literally, clipped to [0, 1])
+    ppr_iterations  cap on power iterations; ppr_tol stops earlier on L1 change
+    rrf_k           constant of reciprocal rank fusion
+    """
+
+    mode: str = "linearrag"
+    top_k: int = 5
+    delta: float = 0.4
+    max_iterations: int = 3
+    lam: float = 0.05
+    damping: float = 0.5
+    passage_weight: float = 0.5
+    seed_floor: float = 0.7
+    reset: str = "normalized"
+    propagation: str = "max"
+    ppr_iterations: int = 100
+    ppr_tol: float = 1e-7
+    rrf_k: int = 60
+    max_reported_entities: int = 50
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.mode in MODES, f"mode must be one of {', '.join(MODES)}"),
+            (self.top_k >= 1, "top_k must be at least 1"),
+            (0.0 <= self.delta <= 1.0, "delta must be in [0, 1]"),
+            (self.max_iterations >= 0, "max_iterations must be ≥ 0"),
+            (self.lam >= 0.0, "lam must be ≥ 0"),
+            (0.0 < self.damping < 1.0, "damping must be in (0, 1)"),
+            (self.passage_weight >= 0.0, "passage_weight must be ≥ 0"),
+            (self.reset != "normalized" or self.passage_weight <= 1.0, "passage_weight must be ≤ 1 with reset=normalized"),
+            (-1.0 <= self.seed_floor <= 1.0, "seed_floor must be in [-1, 1]"),
+            (self.reset in ("normalized", "paper"), "reset must be 'normalized' or 'paper'"),
+            (self.propagation in ("max", "sum"), "propagation must be 'max' or 'sum'"),
+            (self.ppr_iterations >= 1, "ppr_iterations must be ≥ 1"),
+            (self.rrf_k >= 1, "rrf_k must be ≥ 1"),
+            (self.max_reported_entities >= 0, "max_reported_entities must be ≥ 0"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ParameterError(f"{message} (got {self})")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def with_overrides(self, overrides: dict[str, object]) -> RetrievalParams:
+        """Return a copy with ``overrides`` applied; values given as strings are converted."""
+        known = {f.name: f.type for f in fields(self)}
+        converted = {}
+        for name, value in overrides.items():
+            if name not in known:
+                raise ParameterError(f"unknown parameter {name!r}; known: {', '.join(sorted(known))}")
+            converted[name] = _convert(name, value, type(getattr(self, name)))
+        return replace(self, **converted)
+
+
+def _convert(name: str, value: object, kind: type) -> object:
+    if not isinstance(value, str) or kind is str:
+        if kind is float and isinstance(value, int):
+            return float(value)
+        if kind is int and isinstance(value, float) and not value.is_integer():
+            raise ParameterError(f"parameter {name} must be an integer, got {value!r}")
+        return kind(value) if kind in (int, float) and not isinstance(value, bool) else value
+    try:
+        return kind(value)
+    except ValueError:
+        raise ParameterError(f"parameter {name} must be {kind.__name__}, got {value!r}") from None
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, str]:
+    """Parse ``NAME=VALUE`` strings from the command line."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ParameterError(f"--param expects NAME=VALUE, got {item!r}")
+        name, value = item.split("=", 1)
+        out[name.strip()] = value.strip()
+    return out
+
+
+# The paper's published per-data-set values (reset and propagation in the paper's form).
+PRESETS: dict[str, dict[str, object]] = {
+    "default": {},
+    "paper-2wiki": {"lam": 0.05, "delta": 0.4, "max_iterations": 3, "damping": 0.5, "passage_weight": 0.05,
+                    "reset": "paper", "propagation": "sum"},
+    "paper-hotpotqa": {"lam": 0.05, "delta": 0.4, "max_iterations": 3, "damping": 0.5, "passage_weight": 0.05,
+                       "reset": "paper", "propagation": "sum"},
+    "paper-musique": {"lam": 2.0, "delta": 0.1, "max_iterations": 5, "damping": 0.5, "passage_weight": 0.05,
+                      "reset": "paper", "propagation": "sum"},
+    "paper-medical": {"lam": 1.5, "delta": 0.5, "max_iterations": 3, "damping": 0.5, "passage_weight": 0.05,
+                      "reset": "paper", "propagation": "sum"},
+}
+
+
+def preset(name: str) -> RetrievalParams:
+    if name not in PRESETS:
+        raise ParameterError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
+    return RetrievalParams().with_overrides(PRESETS[name])

@@ -1,0 +1,74 @@
+"""Typed query results; ``to_dict`` gives exactly the JSON documented in docs/query-json.md."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class QueryEntity:
+    surface: str            # as written in the query
+    entity: str | None      # matched index entity (display name), None below the floor
+    similarity: float       # cosine between the surface and the matched entity
+
+
+@dataclass
+class ActivatedEntity:
+    entity: str
+    score: float
+    level: int                          # 1 = seed, 2.. = step it joined
+    sentence: str | None = None         # bridging sentence (level ≥ 2)
+    passage_id: str | None = None       # passage of that sentence
+
+
+@dataclass
+class PassageHit:
+    rank: int
+    id: str
+    title: str
+    score: float
+    text: str
+    entities: list[str] = field(default_factory=list)  # activated entities the passage contains
+
+
+@dataclass
+class QueryResult:
+    query: str
+    mode: str
+    query_entities: list[QueryEntity]
+    activated_entities: list[ActivatedEntity]
+    activated_count: int
+    passages: list[PassageHit]
+    fallback: str | None
+    params: dict
+    timings_ms: dict[str, float]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def format_text(self) -> str:
+        """A human-readable rendering: ranked passages and the entity chain."""
+        lines = [f"Query: {self.query}  (mode {self.mode})"]
+        if self.fallback:
+            lines.append(f"Fallback: {self.fallback}")
+        if self.query_entities:
+            linked = ", ".join(
+                f"{q.surface} → {q.entity} ({q.similarity:.2f})" if q.entity else f"{q.surface} → (no match)"
+                for q in self.query_entities)
+            lines.append(f"Query entities: {linked}")
+        if self.activated_entities:
+            lines.append("Entity chain:")
+            for a in self.activated_entities:
+                how = "seed" if a.level == 1 else f'via "{a.sentence}" [{a.passage_id}]'
+                lines.append(f"  L{a.level} {a.entity} ({a.score:.3f}) {how}")
+        lines.append("Passages:")
+        for p in self.passages:
+            title = f" {p.title}" if p.title else ""
+            lines.append(f"  {p.rank}. [{p.id}]{title} (score {p.score:.4g})")
+            if p.entities:
+                lines.append(f"     entities: {', '.join(p.entities)}")
+            snippet = p.text if len(p.text) <= 300 else p.text[:297] + "..."
+            lines.append(f"     {snippet}")
+        timing = ", ".join(f"{k} {v:.1f}" for k, v in self.timings_ms.items())
+        lines.append(f"Timings (ms): {timing}")
+        return "\n".join(lines)
