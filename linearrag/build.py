@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import importlib.metadata
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +36,10 @@ class BuildConfig:
     spacy_model: str | None = None
     embedding_model: str | None = None
     max_chars: int = 1000
-    batch_size: int = 64
+    batch_size: int = 32
     title_entities: bool = True
+    precision: str = "auto"
+    workers: int | None = None   # NER processes; None: 2 for large corpora on 2+ cores
 
 
 def build_index(input_path: str | Path, output: str | Path, config: BuildConfig = BuildConfig(),
@@ -52,14 +55,16 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
         raise CorpusError(f"unsupported --lang {lang!r}; use auto, en or ja")
     timings["load"] = time.perf_counter() - t0
 
+    # NER runs before the embedding model is loaded: its worker processes are forked,
+    # and forking after torch has started its thread pool can hang the children.
     t0 = time.perf_counter()
     analyzer = Analyzer(lang, config.spacy_model)
-    encoder = Encoder(config.embedding_model or DEFAULT_EMBEDDING_MODEL)
-    timings["models"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
     graph, corpus_tokens = _analyze(passages, analyzer, config, progress)
     timings["ner"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    encoder = Encoder(config.embedding_model or DEFAULT_EMBEDDING_MODEL, precision=config.precision)
+    timings["load_embedder"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     if lang == "en":
@@ -67,19 +72,27 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     lexical = LexicalIndex.build(corpus_tokens)
     timings["bm25"] = time.perf_counter() - t0
 
-    passage_emb, sentence_emb, entity_emb, embed_timings = _embed_all(
-        encoder, [p.full_text for p in passages], graph.sentences, graph.entity_names, config.batch_size, progress)
+    # A sentence with fewer than two entities cannot carry activation from one entity to
+    # another, so its σ_q is never needed: it is not embedded (its row stays zero).
+    bridge = np.flatnonzero(np.diff(graph.M.indptr) >= 2)
+    passage_emb, bridge_emb, entity_emb, embed_timings = _embed_all(
+        encoder, [p.full_text for p in passages], [graph.sentences[i] for i in bridge.tolist()],
+        graph.entity_names, config.batch_size, progress)
+    sentence_emb = np.zeros((len(graph.sentences), encoder.dim), dtype=np.float32)
+    sentence_emb[bridge] = bridge_emb
+    del bridge_emb
     timings.update(embed_timings)
 
     meta = {
         "linearrag_version": importlib.metadata.version("linearrag"),
         "language": lang,
         "ner": {"model": analyzer.model_name, "version": analyzer.model_version, "spacy": analyzer.spacy_version},
-        "embedding": {"model": encoder.name, "version": encoder.version, "dim": encoder.dim},
+        "embedding": {"model": encoder.name, "version": encoder.version, "dim": encoder.dim,
+                      "precision": encoder.precision, "sentences_embedded": "bridge sentences (2+ entities)"},
         "counts": {"passages": len(passages), "sentences": len(graph.sentences), "entities": len(graph.entity_keys),
-                   "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
+                   "bridge_sentences": int(bridge.size), "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
         "build": {"max_chars": config.max_chars, "batch_size": config.batch_size,
-                  "title_entities": config.title_entities},
+                  "title_entities": config.title_entities, "workers": _workers(config, len(passages))},
         "input": {"path": str(Path(input_path).resolve()), "fingerprint": fingerprint(passages)},
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -104,13 +117,20 @@ def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, p
     builder = GraphBuilder()
     tokens: list[list[str]] = []
     texts = [p.full_text for p in passages]
+    stream = analyzer.analyze(texts, batch_size=64, n_process=_workers(config, len(texts)))
     with bar(len(texts), "NER", progress) as pbar:
-        for passage, analyzed in zip(passages, analyzer.analyze(texts, batch_size=config.batch_size)):
+        for passage, analyzed in zip(passages, stream):
             title = passage.title if (config.title_entities and passage.title_is_name) else ""
             builder.add(analyzed, title)
             tokens.append(analyzed.tokens)
             pbar.update(1)
     return builder.build(), tokens
+
+
+def _workers(config: BuildConfig, n_passages: int) -> int:
+    if config.workers is not None:
+        return max(1, config.workers)
+    return 2 if n_passages >= 2000 and (os.cpu_count() or 1) >= 2 else 1
 
 
 def _embed_all(encoder: Encoder, passage_texts: list[str], sentences: list[str], entity_names: list[str],
@@ -119,9 +139,11 @@ def _embed_all(encoder: Encoder, passage_texts: list[str], sentences: list[str],
     timings = {}
     cache: dict[str, int] = {}
     outputs = []
-    for kind, texts in (("passages", passage_texts), ("sentences", sentences), ("entities", entity_names)):
+    # Entity names are a few tokens long: larger batches amortise the per-batch overhead.
+    for kind, texts, bs in (("passages", passage_texts, batch_size), ("sentences", sentences, batch_size),
+                            ("entities", entity_names, batch_size * 4)):
         t0 = time.perf_counter()
-        outputs.append(_encode_dedup(encoder, texts, cache, outputs, batch_size, progress, kind))
+        outputs.append(_encode_dedup(encoder, texts, cache, outputs, bs, progress, kind))
         timings[f"embed_{kind}"] = time.perf_counter() - t0
     return outputs[0], outputs[1], outputs[2], timings
 

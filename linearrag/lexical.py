@@ -17,6 +17,14 @@ log = logging.getLogger(__name__)
 BM25_DIR = "bm25"
 
 
+def _bm25s():
+    import bm25s
+
+    # bm25s sets its own logger to DEBUG when imported.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
 class EnglishTokenizer:
     def __init__(self) -> None:
         import Stemmer
@@ -24,9 +32,7 @@ class EnglishTokenizer:
         self._stem = Stemmer.Stemmer("english").stemWords
 
     def __call__(self, texts: Sequence[str]) -> list[list[str]]:
-        import bm25s
-
-        return bm25s.tokenize(list(texts), stopwords="en", stemmer=self._stem, return_ids=False, show_progress=False)
+        return _bm25s().tokenize(list(texts), stopwords="en", stemmer=self._stem, return_ids=False, show_progress=False)
 
 
 class LexicalIndex:
@@ -38,9 +44,7 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, corpus_tokens: list[list[str]]) -> LexicalIndex:
-        import bm25s
-
-        retriever = bm25s.BM25()
+        retriever = _bm25s().BM25()
         retriever.index(corpus_tokens, show_progress=False)
         return cls(retriever, len(corpus_tokens))
 
@@ -49,9 +53,7 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, index_dir: Path, n_docs: int) -> LexicalIndex:
-        import bm25s
-
-        retriever = bm25s.BM25.load(str(index_dir / BM25_DIR), mmap=False, show_progress=False, verbosity=0)
+        retriever = _bm25s().BM25.load(str(index_dir / BM25_DIR), mmap=False, show_progress=False, verbosity=0)
         return cls(retriever, n_docs)
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:

@@ -20,7 +20,10 @@ def parse_args(argv=None):
     ap.add_argument("--spacy-model", default=None, help="spaCy model name or path (default: per language)")
     ap.add_argument("--embedding-model", default=None, help="sentence-transformers model name or path")
     ap.add_argument("--max-chars", type=int, default=1000, help="passage size budget for directories")
-    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--batch-size", type=int, default=32, help="embedding batch size")
+    ap.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
+                    help="embedding arithmetic; auto = bf16 where the CPU supports it")
+    ap.add_argument("--workers", type=int, default=None, help="NER processes (default: 2 for 2,000+ passages)")
     ap.add_argument("--no-title-entities", action="store_true", help="do not link a passage's title as an entity")
     ap.add_argument("--quiet", action="store_true", help="no progress bars or info logs")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -32,6 +35,7 @@ def main() -> int:
     setup_logging(args.quiet)
     config = BuildConfig(lang=args.lang, spacy_model=args.spacy_model, embedding_model=args.embedding_model,
                          max_chars=args.max_chars, batch_size=args.batch_size,
+                         precision=args.precision, workers=args.workers,
                          title_entities=not args.no_title_entities)
     summary = build_index(args.input, args.output, config, progress=progress_enabled(args.quiet))
     if args.json:

@@ -7,7 +7,7 @@ answer with :class:`QueryResult` objects.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +40,7 @@ class AnalyzedQuery:
     vector: np.ndarray           # query embedding [dim]
     mention_vectors: np.ndarray  # [len(mentions), dim]
     timings_ms: dict[str, float]
+    ngrams: list[tuple[str, str]] = field(default_factory=list)  # (key, surface) name candidates
 
 
 class Retriever:
@@ -51,7 +52,7 @@ class Retriever:
         self.params = params or RetrievalParams()
         meta = index.meta
         self.analyzer = analyzer or Analyzer(meta["language"], meta["ner"]["model"])
-        self.encoder = encoder or Encoder(meta["embedding"]["model"])
+        self.encoder = encoder or Encoder(meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"))
         _check_models(index, self.analyzer, self.encoder)
         graph = index.graph
         self.M = graph.M
@@ -85,7 +86,7 @@ class Retriever:
             if not isinstance(t, str) or not t.strip():
                 raise ParameterError("empty query; pass a question with some text")
         t0 = time.perf_counter()
-        docs = list(self.analyzer.analyze(texts, batch_size=64))
+        docs = list(self.analyzer.analyze_queries(texts))
         mentions = [[m for sent in d.mentions for m in sent] for d in docs]
         t_ner = (time.perf_counter() - t0) * 1000 / len(texts)
         t0 = time.perf_counter()
@@ -110,7 +111,7 @@ class Retriever:
                     mv[j] = vectors[cursor]
                     cursor += 1
             out.append(AnalyzedQuery(text, mentions[i], tokens[i], vectors[i], mv,
-                                     {"ner": t_ner, "tokens": t_tok, "encode": t_enc}))
+                                     {"ner": t_ner, "tokens": t_tok, "encode": t_enc}, docs[i].ngrams))
         return out
 
     def retrieve(self, q: AnalyzedQuery, params: RetrievalParams) -> QueryResult:
@@ -163,11 +164,20 @@ class Retriever:
         return self._lexical.scores(q.tokens)
 
     def link_entities(self, q: AnalyzedQuery, floor: float) -> tuple[dict[int, float], list[QueryEntity]]:
-        """Match each query mention to its most similar index entity (exact key match first)."""
+        """Seeds from the query: index entities (and titles) named verbatim by an n-gram of the
+        query, then each NER mention matched to its most similar index entity (exact key first).
+        """
         seeds: dict[int, float] = {}
         linked: list[QueryEntity] = []
         names = self.index.graph.entity_names
+        matched = _maximal_matches(q.ngrams, self.entity_lookup)
+        for key, surface in matched:
+            e = self.entity_lookup[key]
+            seeds[e] = 1.0
+            linked.append(QueryEntity(surface, names[e], 1.0))
         for mention, vec in zip(q.mentions, q.mention_vectors):
+            if any(mention.key in key for key, _ in matched):
+                continue  # part of a longer name already linked ("Burgundy" in "Beatrice I, Countess of Burgundy")
             exact = self.entity_lookup.get(mention.key)
             if exact is not None:
                 best, sim = exact, 1.0
@@ -227,6 +237,17 @@ class Retriever:
             out.append(ActivatedEntity(graph.entity_names[e], round(float(activation.scores[e]), 6), level,
                                        sentence, passage))
         return out
+
+
+def _maximal_matches(ngrams: list[tuple[str, str]], lookup: dict[str, int]) -> list[tuple[str, str]]:
+    """The n-grams whose key is an index entity, dropping those inside a longer match."""
+    hits = [(key, surface) for key, surface in ngrams if key in lookup]
+    hits.sort(key=lambda h: -len(h[0]))
+    kept: list[tuple[str, str]] = []
+    for key, surface in hits:
+        if not any(key in longer for longer, _ in kept) and key not in {k for k, _ in kept}:
+            kept.append((key, surface))
+    return kept
 
 
 def passage_entity_reset(C_log, activation: Activation, dense: np.ndarray,
