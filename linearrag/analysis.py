@@ -33,6 +33,7 @@ class Mention:
 class AnalyzedText:
     sentences: list[str] = field(default_factory=list)
     mentions: list[list[Mention]] = field(default_factory=list)  # one list per sentence
+    spans: list[tuple[int, int]] = field(default_factory=list)   # (start, end) character offsets per sentence
     tokens: list[str] = field(default_factory=list)              # lexical tokens (for BM25, Japanese)
     ngrams: list[tuple[str, str]] = field(default_factory=list)  # (key, surface) candidates, queries only
 
@@ -77,7 +78,8 @@ class Analyzer:
 
     def analyze_queries(self, texts: Sequence[str]) -> Iterator[AnalyzedText]:
         """Like :meth:`analyze`, plus the token n-grams a query could name an entity with."""
-        for doc in self.nlp.pipe(texts, batch_size=64):
+        docs = [self.nlp(texts[0])] if len(texts) == 1 else self.nlp.pipe(texts, batch_size=64)
+        for doc in docs:
             result = self._convert(doc)
             result.ngrams = _candidate_ngrams(doc, self.lang)
             yield result
@@ -91,7 +93,9 @@ class Analyzer:
         spans.sort(key=lambda s: s.start)
         i = 0
         for start, end in _sentence_bounds(doc, merge_fragments=self.lang == "ja"):
-            text = doc[start:end].text.strip()
+            raw = doc[start:end]
+            text = raw.text.strip()
+            first = raw.start_char + len(raw.text) - len(raw.text.lstrip())
             mentions: list[Mention] = []
             keys: set[str] = set()
             while i < len(spans) and spans[i].start < end:
@@ -106,6 +110,7 @@ class Analyzer:
             if text:
                 result.sentences.append(text)
                 result.mentions.append(mentions)
+                result.spans.append((first, first + len(text)))
             elif mentions and result.mentions:
                 result.mentions[-1].extend(mentions)
         return result

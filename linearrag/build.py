@@ -18,14 +18,13 @@ from .corpus import Passage, fingerprint, load_corpus
 from .embeddings import DEFAULT_EMBEDDING_MODEL, Encoder
 from .errors import CorpusError
 from .graph import GraphBuilder
+from .index_embeddings import embed_tri_graph
 from .language import SUPPORTED, detect_language
 from .lexical import EnglishTokenizer, LexicalIndex
 from .progress import bar
 from .store import atomic_directory, write_index
 
 log = logging.getLogger(__name__)
-
-ENCODE_CHUNK = 512
 
 
 @dataclass(frozen=True)
@@ -40,6 +39,7 @@ class BuildConfig:
     title_entities: bool = True
     precision: str = "auto"
     workers: int | None = None   # NER processes; None: 2 for large corpora on 2+ cores
+    sentences_in_context: bool = True  # sentence vectors from the passage's forward pass
 
 
 def build_index(input_path: str | Path, output: str | Path, config: BuildConfig = BuildConfig(),
@@ -59,7 +59,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     # and forking after torch has started its thread pool can hang the children.
     t0 = time.perf_counter()
     analyzer = Analyzer(lang, config.spacy_model)
-    graph, corpus_tokens = _analyze(passages, analyzer, config, progress)
+    graph, corpus_tokens, sentence_spans = _analyze(passages, analyzer, config, progress)
     timings["ner"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -72,15 +72,10 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     lexical = LexicalIndex.build(corpus_tokens)
     timings["bm25"] = time.perf_counter() - t0
 
-    # A sentence with fewer than two entities cannot carry activation from one entity to
-    # another, so its σ_q is never needed: it is not embedded (its row stays zero).
-    bridge = np.flatnonzero(np.diff(graph.M.indptr) >= 2)
-    passage_emb, bridge_emb, entity_emb, embed_timings = _embed_all(
-        encoder, [p.full_text for p in passages], [graph.sentences[i] for i in bridge.tolist()],
-        graph.entity_names, config.batch_size, progress)
-    sentence_emb = np.zeros((len(graph.sentences), encoder.dim), dtype=np.float32)
-    sentence_emb[bridge] = bridge_emb
-    del bridge_emb
+    bridge = np.diff(graph.M.indptr) >= 2
+    passage_emb, sentence_emb, entity_emb, embed_timings = embed_tri_graph(
+        encoder, [p.full_text for p in passages], sentence_spans, graph.sentences, bridge, graph.entity_names,
+        config.batch_size, progress, in_context=config.sentences_in_context)
     timings.update(embed_timings)
 
     meta = {
@@ -88,9 +83,10 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
         "language": lang,
         "ner": {"model": analyzer.model_name, "version": analyzer.model_version, "spacy": analyzer.spacy_version},
         "embedding": {"model": encoder.name, "version": encoder.version, "dim": encoder.dim,
-                      "precision": encoder.precision, "sentences_embedded": "bridge sentences (2+ entities)"},
+                      "precision": encoder.precision, "sentences_embedded": "bridge sentences (2+ entities)",
+                      "sentences_in_context": config.sentences_in_context and encoder.mean_pooling},
         "counts": {"passages": len(passages), "sentences": len(graph.sentences), "entities": len(graph.entity_keys),
-                   "bridge_sentences": int(bridge.size), "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
+                   "bridge_sentences": int(bridge.sum()), "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
         "build": {"max_chars": config.max_chars, "batch_size": config.batch_size,
                   "title_entities": config.title_entities, "workers": _workers(config, len(passages))},
         "input": {"path": str(Path(input_path).resolve()), "fingerprint": fingerprint(passages)},
@@ -116,6 +112,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
 def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, progress: bool):
     builder = GraphBuilder()
     tokens: list[list[str]] = []
+    spans: list[list[tuple[int, int]]] = []
     texts = [p.full_text for p in passages]
     stream = analyzer.analyze(texts, batch_size=64, n_process=_workers(config, len(texts)))
     with bar(len(texts), "NER", progress) as pbar:
@@ -123,55 +120,12 @@ def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, p
             title = passage.title if (config.title_entities and passage.title_is_name) else ""
             builder.add(analyzed, title)
             tokens.append(analyzed.tokens)
+            spans.append(analyzed.spans)
             pbar.update(1)
-    return builder.build(), tokens
+    return builder.build(), tokens, spans
 
 
 def _workers(config: BuildConfig, n_passages: int) -> int:
     if config.workers is not None:
         return max(1, config.workers)
     return 2 if n_passages >= 2000 and (os.cpu_count() or 1) >= 2 else 1
-
-
-def _embed_all(encoder: Encoder, passage_texts: list[str], sentences: list[str], entity_names: list[str],
-               batch_size: int, progress: bool):
-    """Embed the three kinds of text; identical strings are embedded once."""
-    timings = {}
-    cache: dict[str, int] = {}
-    outputs = []
-    # Entity names are a few tokens long: larger batches amortise the per-batch overhead.
-    for kind, texts, bs in (("passages", passage_texts, batch_size), ("sentences", sentences, batch_size),
-                            ("entities", entity_names, batch_size * 4)):
-        t0 = time.perf_counter()
-        outputs.append(_encode_dedup(encoder, texts, cache, outputs, bs, progress, kind))
-        timings[f"embed_{kind}"] = time.perf_counter() - t0
-    return outputs[0], outputs[1], outputs[2], timings
-
-
-def _encode_dedup(encoder, texts, cache, previous, batch_size, progress, kind) -> np.ndarray:
-    out = np.zeros((len(texts), encoder.dim), dtype=np.float32)
-    todo: dict[str, list[int]] = {}
-    for i, text in enumerate(texts):
-        todo.setdefault(text, []).append(i)
-    fresh = []
-    for text, rows in todo.items():
-        hit = cache.get(text)
-        if hit is not None:
-            src_kind, src_row = divmod(hit, 1 << 32)
-            out[rows] = previous[src_kind][src_row]
-        else:
-            fresh.append(text)
-    # Longest first, in chunks: little padding per batch and a progress bar that moves.
-    fresh.sort(key=len, reverse=True)
-    with bar(len(fresh), f"embed {kind}", progress) as pbar:
-        for start in range(0, len(fresh), ENCODE_CHUNK):
-            chunk = fresh[start:start + ENCODE_CHUNK]
-            vectors = encoder.encode(chunk, batch_size=batch_size)
-            for text, vec in zip(chunk, vectors):
-                rows = todo[text]
-                out[rows] = vec
-            pbar.update(len(chunk))
-    kind_id = len(previous)
-    for text, rows in todo.items():
-        cache.setdefault(text, (kind_id << 32) + rows[0])
-    return out

@@ -22,6 +22,8 @@ class RetrievalParams:
     passage_weight  W_p: passage reset multiplier (paper form); in the normalised form, the
                     share of the reset mass given to passages (the rest goes to entities)
     seed_floor      minimum cosine for a query entity to seed an index entity
+    hub_damping     exponent of the hub weight w_e = (idf_e / idf_max) ** hub_damping, which scales
+                    what an entity passes on in activation and its share of the reset; 0 = off
     reset           "normalized" (entity and passage resets normalised separately, then mixed)
                     or "paper" (eq. 7 added as is; the balance drifts with corpus size)
     propagation     "max" (max-product: scores stay in [0, 1], each entity remembers its best
@@ -38,6 +40,7 @@ class RetrievalParams:
     damping: float = 0.5
     passage_weight: float = 0.5
     seed_floor: float = 0.7
+    hub_damping: float = 1.0
     reset: str = "normalized"
     propagation: str = "max"
     ppr_iterations: int = 100
@@ -56,6 +59,7 @@ class RetrievalParams:
             (self.passage_weight >= 0.0, "passage_weight must be ≥ 0"),
             (self.reset != "normalized" or self.passage_weight <= 1.0, "passage_weight must be ≤ 1 with reset=normalized"),
             (-1.0 <= self.seed_floor <= 1.0, "seed_floor must be in [-1, 1]"),
+            (self.hub_damping >= 0.0, "hub_damping must be ≥ 0"),
             (self.reset in ("normalized", "paper"), "reset must be 'normalized' or 'paper'"),
             (self.propagation in ("max", "sum"), "propagation must be 'max' or 'sum'"),
             (self.ppr_iterations >= 1, "ppr_iterations must be ≥ 1"),

@@ -47,12 +47,13 @@ class Retriever:
     """Answers queries over one index with the index's own models."""
 
     def __init__(self, index: Index, params: RetrievalParams | None = None,
-                 analyzer: Analyzer | None = None, encoder: Encoder | None = None):
+                 analyzer: Analyzer | None = None, encoder: Encoder | None = None, threads: int | None = 1):
         self.index = index
         self.params = params or RetrievalParams()
         meta = index.meta
         self.analyzer = analyzer or Analyzer(meta["language"], meta["ner"]["model"])
-        self.encoder = encoder or Encoder(meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"))
+        self.encoder = encoder or Encoder(meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"),
+                                          threads=threads)
         _check_models(index, self.analyzer, self.encoder)
         graph = index.graph
         self.M = graph.M
@@ -61,13 +62,15 @@ class Retriever:
         C_log = graph.C.copy()
         C_log.data = np.log1p(C_log.data)
         self.C_log = C_log
+        self.idf_ratio = idf_ratio(graph.C)
         self.entity_lookup = {key: i for i, key in enumerate(graph.entity_keys)}
         self._lexical: LexicalIndex | None = None
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
 
     @classmethod
-    def from_path(cls, path: str | Path, params: RetrievalParams | None = None) -> Retriever:
-        return cls(load_index(path), params)
+    def from_path(cls, path: str | Path, params: RetrievalParams | None = None, threads: int | None = 1) -> Retriever:
+        """Load the index at ``path`` and its models. ``threads``: torch threads (None = torch's default)."""
+        return cls(load_index(path), params, threads=threads)
 
     # ---- public API -------------------------------------------------------------------
     def query(self, text: str, params: RetrievalParams | None = None) -> QueryResult:
@@ -200,10 +203,15 @@ class Retriever:
         return activate_entities(
             self.M, self.M_T, lambda rows: emb[rows] @ q.vector, seeds,
             delta=params.delta, max_iterations=params.max_iterations, propagation=params.propagation,
+            entity_weight=self.hub_weights(params),
         )
 
+    def hub_weights(self, params: RetrievalParams) -> np.ndarray | None:
+        return None if params.hub_damping == 0 else self.idf_ratio ** params.hub_damping
+
     def pagerank(self, q: AnalyzedQuery, activation: Activation, params: RetrievalParams) -> np.ndarray:
-        r_e, r_p = passage_entity_reset(self.C_log, activation, self.dense_scores(q), params)
+        r_e, r_p = passage_entity_reset(self.C_log, activation, self.dense_scores(q), params,
+                                        self.hub_weights(params))
         scores, _ = personalized_pagerank(self.walk, r_p, r_e, params.damping, params.ppr_iterations, params.ppr_tol)
         return scores
 
@@ -250,15 +258,26 @@ def _maximal_matches(ngrams: list[tuple[str, str]], lookup: dict[str, int]) -> l
     return kept
 
 
-def passage_entity_reset(C_log, activation: Activation, dense: np.ndarray,
-                         params: RetrievalParams) -> tuple[np.ndarray, np.ndarray]:
+def idf_ratio(C) -> np.ndarray:
+    """Per entity, log((P + 1) / df) / log(P + 1) in (0, 1]: 1 for an entity of one passage,
+    small for a hub that occurs in many."""
+    n_p = C.shape[0]
+    df = np.bincount(C.indices, minlength=C.shape[1]).astype(np.float64)
+    return (np.log((n_p + 1) / np.maximum(df, 1)) / np.log(n_p + 1)).astype(np.float32)
+
+
+def passage_entity_reset(C_log, activation: Activation, dense: np.ndarray, params: RetrievalParams,
+                         hub_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Reset vectors (entities, passages) for PPR from activations and dense scores (eq. 7).
 
     I₀(p) = λ·sim(q, p) + ln(1 + Σ_e a_e · ln(1 + N_pe) / L_e). In the "normalized"
     form the entity and passage parts are each scaled to sum 1 and mixed with
     ``passage_weight``; in the "paper" form I₀ is multiplied by W_p and added as is.
+    ``hub_weight`` (per entity) scales a_e in both parts.
     """
     a = activation.scores.astype(np.float64)
+    if hub_weight is not None:
+        a = a * hub_weight
     levels = activation.levels.astype(np.float64)
     weighted = np.divide(a, levels, out=np.zeros_like(a), where=levels > 0)
     entity_term = np.log1p(C_log @ weighted)

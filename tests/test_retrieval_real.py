@@ -1,0 +1,155 @@
+"""Integration: retrieval with the real models on the shipped corpora."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from linearrag import ParameterError, RetrievalParams, Retriever, load_index
+from linearrag.errors import IndexFormatError, ModelMismatchError
+
+from .conftest import ROOT
+
+BEATRICE = "What nationality is Beatrice I, Countess of Burgundy's husband?"
+
+
+def test_two_hop_bridge_beatrice_barbarossa_germany(sample_retriever):
+    result = sample_retriever.query(BEATRICE)
+    ids = [p.id for p in result.passages]
+    assert "2w000278" in ids            # Frederick I (Barbarossa): "King of Germany"
+    assert "2w000283" in ids            # Beatrice I
+    chain = {a.entity: a for a in result.activated_entities}
+    assert chain["Beatrice I, Countess of Burgundy"].level == 1
+    barbarossa = chain["Frederick Barbarossa"]
+    assert barbarossa.level == 2 and barbarossa.passage_id == "2w000283"
+    assert "marriage to Frederick Barbarossa" in barbarossa.sentence
+    frederick = next(p for p in result.passages if p.id == "2w000278")
+    assert "Frederick Barbarossa" in frederick.entities and "Germany" in frederick.text
+    assert result.fallback is None
+
+
+def test_japanese_botchan_setting(ja_index):
+    r = Retriever.from_path(ja_index[0])
+    result = r.query("『坊っちゃん』の舞台はどこ?")
+    top3 = [p.id for p in result.passages[:3]]
+    assert "botchan" in top3 and "soseki" in top3
+    chain = {a.entity: a for a in result.activated_entities}
+    assert chain["坊っちゃん"].level == 1 and chain["松山"].level == 2
+
+
+def test_three_document_chain_sato_to_rust(team_index):
+    r = Retriever.from_path(team_index[0])
+    result = r.query("佐藤さんはRustの仕事に関わっていますか?")
+    ids = [p.id for p in result.passages]
+    assert set(ids) == {"people.md#0", "teams.md#0", "projects.md#0"}
+    chain = {a.entity: a for a in result.activated_entities}
+    assert chain["佐藤"].level == 1
+    assert chain["認証基盤チーム"].level == 2 and chain["認証基盤チーム"].passage_id == "people.md#0"
+    assert "プロジェクトAlpha" in chain
+
+
+def test_same_query_same_output(sample_retriever):
+    a = sample_retriever.query(BEATRICE).to_dict()
+    b = sample_retriever.query(BEATRICE).to_dict()
+    a.pop("timings_ms"), b.pop("timings_ms")
+    assert a == b
+
+
+def test_dense_fallback_is_exactly_the_dense_ranking(sample_retriever):
+    q = "which of these is the oldest?"
+    result = sample_retriever.query(q, RetrievalParams(top_k=10))
+    assert result.fallback and "dense" in result.fallback
+    dense = sample_retriever.query(q, RetrievalParams(top_k=10, mode="dense"))
+    assert [p.id for p in result.passages] == [p.id for p in dense.passages]
+    vec = sample_retriever.encoder.encode([q])[0]
+    expected = np.argsort(-(np.asarray(sample_retriever.index.passage_emb) @ vec), kind="stable")[:10]
+    assert [p.id for p in dense.passages] == [sample_retriever.index.passage_ids[i] for i in expected]
+
+
+def test_baseline_modes(sample_retriever):
+    for mode in ("dense", "bm25", "rrf"):
+        result = sample_retriever.query(BEATRICE, RetrievalParams(mode=mode))
+        assert len(result.passages) == 5 and result.passages[0].rank == 1
+    bm25 = sample_retriever.query("Beatrice Countess Burgundy", RetrievalParams(mode="bm25"))
+    assert bm25.passages[0].id == "2w000283"
+
+
+def test_batch_equals_single(sample_retriever):
+    qs = [BEATRICE, "Who directed the film West of Shanghai?"]
+    batch = sample_retriever.query_batch(qs)
+    for q, res in zip(qs, batch):
+        single = sample_retriever.query(q)
+        assert [p.id for p in res.passages] == [p.id for p in single.passages]
+
+
+def test_bad_parameters(sample_retriever):
+    with pytest.raises(ParameterError, match="unknown parameter 'gamma'"):
+        RetrievalParams().with_overrides({"gamma": "1"})
+    with pytest.raises(ParameterError, match="delta"):
+        RetrievalParams(delta=2.0)
+    with pytest.raises(ParameterError, match="empty query"):
+        sample_retriever.query("   ")
+
+
+def test_model_mismatch_is_reported(sample_index, tmp_path):
+    import shutil
+
+    copy = tmp_path / "idx"
+    shutil.copytree(sample_index[0], copy)
+    meta = json.loads((copy / "meta.json").read_text())
+    meta["ner"]["version"] = "0.0.1"
+    (copy / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelMismatchError, match="rebuild the index"):
+        Retriever.from_path(copy)
+
+
+def _query_cli(*args):
+    return subprocess.run([sys.executable, "scripts/query_graph.py", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_query_cli_json(sample_index):
+    proc = _query_cli("--index", str(sample_index[0]), "--query", BEATRICE, "--top-k", "3", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    for field in ("query", "query_entities", "activated_entities", "passages", "fallback", "params", "timings_ms"):
+        assert field in out
+    assert len(out["passages"]) == 3 and out["params"]["top_k"] == 3
+    assert {"rank", "id", "title", "score", "text", "entities"} <= set(out["passages"][0])
+
+
+def test_query_cli_batch_and_text(sample_index, tmp_path):
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text('{"id": "a", "question": "Who is Frederick Barbarossa?"}\n'
+                     '{"id": "b", "question": "Where is Burgundy?"}\n', encoding="utf-8")
+    proc = _query_cli("--index", str(sample_index[0]), "--queries", str(qfile), "--quiet")
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["a", "b"]
+    proc = _query_cli("--index", str(sample_index[0]), "--query", BEATRICE, "--format", "text", "--quiet")
+    assert proc.returncode == 0 and "Entity chain:" in proc.stdout and "2w000278" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--index", "/nonexistent/index", "--query", "x"], "no index here"),
+    (["--query", "  "], "empty --query"),
+    (["--query", "x", "--param", "gamma=1"], "unknown parameter 'gamma'"),
+    (["--query", "x", "--param", "delta=abc"], "must be float"),
+])
+def test_query_cli_errors(sample_index, args, message):
+    if "--index" not in args:
+        args = ["--index", str(sample_index[0]), *args]
+    proc = _query_cli(*args, "--quiet")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+
+
+def test_corrupt_index_is_reported(sample_index, tmp_path):
+    import shutil
+
+    copy = tmp_path / "idx"
+    shutil.copytree(sample_index[0], copy)
+    (copy / "graph.npz").write_bytes(b"garbage")
+    with pytest.raises(IndexFormatError, match="corrupt"):
+        load_index(copy)
