@@ -68,7 +68,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
 
     t0 = time.perf_counter()
     if lang == "en":
-        corpus_tokens = EnglishTokenizer()([p.full_text for p in passages])
+        corpus_tokens = EnglishTokenizer()([f"{p.title}\n{p.text}" for p in passages])
     lexical = LexicalIndex.build(corpus_tokens)
     timings["bm25"] = time.perf_counter() - t0
 

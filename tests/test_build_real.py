@@ -48,7 +48,8 @@ def test_japanese_index(ja_index):
 
 def test_directory_corpus(team_index):
     idx = load_index(team_index[0])
-    assert idx.passage_ids == ["people.md#0", "projects.md#0", "teams.md#0"]
+    assert idx.passage_ids == ["events.md#0", "office.md#0", "people.md#0", "projects.md#0", "teams.md#0",
+                               "tools.md#0"]
     assert {"佐藤", "認証基盤チーム", "rust"} <= set(idx.graph.entity_keys)
 
 
@@ -67,7 +68,7 @@ def test_build_cli_json_summary_and_rebuild(tmp_path):
     first = load_index(out).meta["created"]
     proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "team-notes"), "--output", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
-    assert load_index(out).passage_ids[0] == "people.md#0" and first
+    assert load_index(out).passage_ids[0] == "events.md#0" and first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
 
 

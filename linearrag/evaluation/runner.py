@@ -16,16 +16,20 @@ from .metrics import aggregate, percentile, score_question
 
 
 
-def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequence[str], top_k: int = 10,
-             params: RetrievalParams | None = None, run_file: str | Path | None = None,
+def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequence[str] | dict[str, RetrievalParams],
+             top_k: int = 10, params: RetrievalParams | None = None, run_file: str | Path | None = None,
              progress: bool = False) -> dict[str, Any]:
     """Evaluate ``modes`` on ``questions``; returns the report (see docs/evaluation.md).
 
-    Each question is analysed once, unbatched (so latencies are single-query figures), and
-    every mode ranks the same analysed query. ``run_file`` receives one JSON line per
-    question and mode with the ranked passage ids.
+    ``modes`` is a list of mode names (each run with ``params``), or a mapping from a
+    label to full parameters (for ablations). Each question is analysed once, unbatched
+    (so latencies are single-query figures), and every mode ranks the same analysed query.
+    ``run_file`` receives one JSON line per question and mode with the ranked passage ids.
     """
     params = params or retriever.params
+    if not isinstance(modes, dict):
+        modes = {m: params.with_overrides({"mode": m}) for m in modes}
+    variants = {label: p.with_overrides({"top_k": top_k}) for label, p in modes.items()}
     per_mode_rows: dict[str, list[dict]] = defaultdict(list)
     per_mode_types: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     latencies: dict[str, list[float]] = defaultdict(list)
@@ -36,8 +40,7 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
         with bar(len(questions), "evaluate", progress) as pbar:
             for question in questions:
                 analyzed = retriever.analyze_queries([question.question])[0]
-                for mode in modes:
-                    mode_params = params.with_overrides({"mode": mode, "top_k": top_k})
+                for mode, mode_params in variants.items():
                     result = retriever.retrieve(analyzed, mode_params)
                     latencies[mode].append(result.timings_ms["total"])
                     if result.fallback:
@@ -58,7 +61,7 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
         "index": str(index.path), "questions": len(questions), "top_k": top_k,
         "params": params.to_dict(), "modes": {},
     }
-    for mode in modes:
+    for mode in variants:
         report["modes"][mode] = {
             "overall": aggregate(per_mode_rows[mode]),
             "by_type": {t: aggregate(rows) for t, rows in sorted(per_mode_types[mode].items())},

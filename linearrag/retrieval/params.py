@@ -24,6 +24,11 @@ class RetrievalParams:
     seed_floor      minimum cosine for a query entity to seed an index entity
     hub_damping     exponent of the hub weight w_e = (idf_e / idf_max) ** hub_damping, which scales
                     what an entity passes on in activation and its share of the reset; 0 = off
+    prior           passage evidence from the query alone, used in the eq. 7 reset and when there
+                    is no seed: "dense" (cosine) or "hybrid" (mean of the cosine and the BM25
+                    score divided by the query's best BM25 score)
+    fusion_weight   0 = rank by PageRank alone; w > 0 = reciprocal rank fusion of the PageRank
+                    ranking (weight 1) with the BM25 and dense rankings (weight w each)
     reset           "normalized" (entity and passage resets normalised separately, then mixed)
                     or "paper" (eq. 7 added as is; the balance drifts with corpus size)
     propagation     "max" (max-product: scores stay in [0, 1], each entity remembers its best
@@ -41,6 +46,8 @@ class RetrievalParams:
     passage_weight: float = 0.5
     seed_floor: float = 0.7
     hub_damping: float = 1.0
+    prior: str = "hybrid"
+    fusion_weight: float = 0.0
     reset: str = "normalized"
     propagation: str = "max"
     ppr_iterations: int = 100
@@ -60,6 +67,8 @@ class RetrievalParams:
             (self.reset != "normalized" or self.passage_weight <= 1.0, "passage_weight must be ≤ 1 with reset=normalized"),
             (-1.0 <= self.seed_floor <= 1.0, "seed_floor must be in [-1, 1]"),
             (self.hub_damping >= 0.0, "hub_damping must be ≥ 0"),
+            (self.prior in ("dense", "hybrid"), "prior must be 'dense' or 'hybrid'"),
+            (self.fusion_weight >= 0.0, "fusion_weight must be ≥ 0"),
             (self.reset in ("normalized", "paper"), "reset must be 'normalized' or 'paper'"),
             (self.propagation in ("max", "sum"), "propagation must be 'max' or 'sum'"),
             (self.ppr_iterations >= 1, "ppr_iterations must be ≥ 1"),

@@ -25,7 +25,7 @@ from .results import ActivatedEntity, PassageHit, QueryEntity, QueryResult
 
 # Which parts of query analysis each mode uses (for its latency).
 ANALYSIS_PARTS = {
-    "linearrag": ("ner", "encode"),
+    "linearrag": ("ner", "tokens", "encode"),
     "dense": ("encode",),
     "bm25": ("tokens",),
     "rrf": ("encode", "tokens"),
@@ -134,17 +134,29 @@ class Retriever:
             t0 = time.perf_counter()
             seeds, query_entities = self.link_entities(q, params.seed_floor)
             timings["linking"] = (time.perf_counter() - t0) * 1000
+            t0 = time.perf_counter()
+            dense = self.dense_scores(q)
+            lexical = self.bm25_scores(q) if params.prior == "hybrid" or params.fusion_weight > 0 else None
+            timings["prior"] = (time.perf_counter() - t0) * 1000
             if not seeds:
                 fallback = ("no query entity found" if not q.mentions
                             else f"no query entity matched an index entity with similarity ≥ {params.seed_floor}")
-                fallback += "; ranked by dense passage similarity"
-                scores = self.dense_scores(q)
+                if params.prior == "dense":
+                    fallback += "; ranked by dense passage similarity"
+                    scores = dense
+                else:
+                    fallback += "; ranked by BM25 + dense fusion"
+                    scores = rrf_scores([dense, lexical], params.rrf_k)
             else:
                 t0 = time.perf_counter()
                 activation = self.activate(q, seeds, params)
                 timings["activation"] = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
-                scores = self.pagerank(q, activation, params)
+                prior = dense if params.prior == "dense" else hybrid_prior(dense, lexical)
+                scores = self.pagerank(prior, activation, params)
+                if params.fusion_weight > 0:
+                    scores = rrf_scores([scores, lexical, dense], params.rrf_k,
+                                        [1.0, params.fusion_weight, params.fusion_weight])
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
         rows = top_k(scores, params.top_k)
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
@@ -209,9 +221,9 @@ class Retriever:
     def hub_weights(self, params: RetrievalParams) -> np.ndarray | None:
         return None if params.hub_damping == 0 else self.idf_ratio ** params.hub_damping
 
-    def pagerank(self, q: AnalyzedQuery, activation: Activation, params: RetrievalParams) -> np.ndarray:
-        r_e, r_p = passage_entity_reset(self.C_log, activation, self.dense_scores(q), params,
-                                        self.hub_weights(params))
+    def pagerank(self, prior: np.ndarray, activation: Activation, params: RetrievalParams) -> np.ndarray:
+        """PageRank passage scores from the activation and the query-only passage ``prior``."""
+        r_e, r_p = passage_entity_reset(self.C_log, activation, prior, params, self.hub_weights(params))
         scores, _ = personalized_pagerank(self.walk, r_p, r_e, params.damping, params.ppr_iterations, params.ppr_tol)
         return scores
 
@@ -258,10 +270,14 @@ def _maximal_matches(ngrams: list[tuple[str, str]], lookup: dict[str, int]) -> l
     return kept
 
 
+HUB_MIN_CORPUS = 1000
+
+
 def idf_ratio(C) -> np.ndarray:
-    """Per entity, log((P + 1) / df) / log(P + 1) in (0, 1]: 1 for an entity of one passage,
-    small for a hub that occurs in many."""
-    n_p = C.shape[0]
+    """Per entity, log((N + 1) / df) / log(N + 1) in (0, 1]: 1 for an entity of one passage,
+    small for a hub that occurs in many. N is the passage count, but at least
+    ``HUB_MIN_CORPUS``: in a handful of documents, an entity in two of them is no hub."""
+    n_p = max(C.shape[0], HUB_MIN_CORPUS)
     df = np.bincount(C.indices, minlength=C.shape[1]).astype(np.float64)
     return (np.log((n_p + 1) / np.maximum(df, 1)) / np.log(n_p + 1)).astype(np.float32)
 
@@ -291,14 +307,21 @@ def passage_entity_reset(C_log, activation: Activation, dense: np.ndarray, param
     return (1.0 - params.passage_weight) * r_e, params.passage_weight * r_p
 
 
-def rrf_scores(score_lists: list[np.ndarray], k: int) -> np.ndarray:
-    """Reciprocal rank fusion: Σ 1/(k + rank), ranks from 1, ties broken by row order."""
+def hybrid_prior(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
+    """Mean of the cosine (clipped at 0) and the BM25 score scaled by the query's best, in [0, 1]."""
+    top = float(lexical.max()) if lexical.size else 0.0
+    scaled = lexical / top if top > 0 else np.zeros_like(lexical)
+    return 0.5 * (np.clip(dense, 0.0, None) + scaled)
+
+
+def rrf_scores(score_lists: list[np.ndarray], k: int, weights: list[float] | None = None) -> np.ndarray:
+    """(Weighted) reciprocal rank fusion: Σ w/(k + rank), ranks from 1, ties broken by row order."""
     total = np.zeros(len(score_lists[0]), dtype=np.float64)
-    for scores in score_lists:
+    for scores, w in zip(score_lists, weights or [1.0] * len(score_lists)):
         order = np.lexsort((np.arange(len(scores)), -scores))
         ranks = np.empty(len(scores), dtype=np.float64)
         ranks[order] = np.arange(1, len(scores) + 1)
-        total += 1.0 / (k + ranks)
+        total += w / (k + ranks)
     return total
 
 
