@@ -3,16 +3,25 @@
 >>> from linearrag import build_index, Retriever
 >>> build_index("corpus.jsonl", "my-index")                      # doctest: +SKIP
 >>> Retriever.from_path("my-index").query("Who is ...?").to_dict()  # doctest: +SKIP
+
+Names are imported on first use, so that a command can set thread limits before numpy loads.
 """
 
-from .build import BuildConfig, build_index
-from .corpus import Passage, load_corpus
-from .errors import CorpusError, IndexFormatError, LinearRAGError, ModelMismatchError, ParameterError
-from .retrieval import QueryResult, RetrievalParams, Retriever, preset
-from .store import Index, load_index
+import importlib
 
-__all__ = [
-    "BuildConfig", "CorpusError", "Index", "IndexFormatError", "LinearRAGError", "ModelMismatchError",
-    "ParameterError", "Passage", "QueryResult", "RetrievalParams", "Retriever", "build_index", "load_corpus",
-    "load_index", "preset",
-]
+_EXPORTS = {
+    "BuildConfig": ".build", "build_index": ".build",
+    "Passage": ".corpus", "load_corpus": ".corpus",
+    "CorpusError": ".errors", "IndexFormatError": ".errors", "LinearRAGError": ".errors",
+    "ModelMismatchError": ".errors", "ParameterError": ".errors",
+    "QueryResult": ".retrieval", "RetrievalParams": ".retrieval", "Retriever": ".retrieval", "preset": ".retrieval",
+    "Index": ".store", "load_index": ".store",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'linearrag' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)

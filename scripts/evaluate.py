@@ -1,64 +1,7 @@
-"""Evaluate retrieval on a question set: every mode measured side by side in one run.
+"""Thin wrapper: `uv run scripts/evaluate.py --help` (the code is linearrag/commands/evaluate.py)."""
 
-Example:
-  uv run scripts/evaluate.py --index indexes/2wiki --questions ../shared/benchmarks/2wiki/questions.jsonl --report md
-"""
-
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-
-from linearrag.cli import run_cli, setup_logging  # noqa: E402
-from linearrag.errors import ParameterError  # noqa: E402
-from linearrag.evaluation import evaluate  # noqa: E402
-from linearrag.evaluation.report import markdown_report  # noqa: E402
-from linearrag.progress import progress_enabled  # noqa: E402
-from linearrag.questions import load_questions  # noqa: E402
-from linearrag.retrieval import Retriever, parse_overrides, preset  # noqa: E402
-from linearrag.retrieval.params import MODES  # noqa: E402
-from linearrag.store import load_index  # noqa: E402
-
-
-def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--index", required=True)
-    ap.add_argument("--questions", required=True, help="questions.jsonl (benchmark layout) or LinearRAG questions.json")
-    ap.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, from {', '.join(MODES)}")
-    ap.add_argument("--top-k", type=int, default=10)
-    ap.add_argument("--limit", type=int, default=None, help="evaluate the first N questions only")
-    ap.add_argument("--output", default=None, help="write the raw rankings (one JSON line per question and mode)")
-    ap.add_argument("--report", choices=["json", "md"], default="json")
-    ap.add_argument("--preset", default="default")
-    ap.add_argument("--param", action="append", metavar="NAME=VALUE")
-    ap.add_argument("--quiet", action="store_true")
-    return ap.parse_args(argv)
-
-
-def main() -> int:
-    args = parse_args()
-    setup_logging(args.quiet)
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in MODES]
-    if unknown or not modes:
-        raise ParameterError(f"unknown mode(s) {', '.join(unknown) or '(none)'}; use {', '.join(MODES)}")
-    if args.top_k < 10:
-        raise ParameterError("--top-k must be at least 10 (Recall@10 needs ten passages)")
-    if args.limit is not None and args.limit < 1:
-        raise ParameterError("--limit must be at least 1")
-    params = preset(args.preset).with_overrides(parse_overrides(args.param))
-    questions = load_questions(args.questions)[: args.limit]
-    retriever = Retriever(load_index(args.index), params)
-    report = evaluate(retriever, questions, modes, top_k=args.top_k, params=params, run_file=args.output,
-                      progress=progress_enabled(args.quiet))
-    report["questions_file"] = args.questions
-    print(markdown_report(report) if args.report == "md" else json.dumps(report, ensure_ascii=False, indent=2))
-    return 0
-
+from linearrag.commands.evaluate import main
+from linearrag.cli import run_cli
 
 if __name__ == "__main__":
     run_cli(main)

@@ -1,0 +1,139 @@
+"""An MCP server (stdio) over the package API: models and the index load once and stay warm.
+
+Tools: ``query``, ``query_batch``, ``index_info``, ``build_index``. Anticipated failures
+(bad parameters, empty query, missing index, bad corpus) come back as tool errors with a
+one-line message; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from .build import BuildConfig, build_index
+from .errors import LinearRAGError
+from .retrieval import RetrievalParams, Retriever
+from .store import read_meta
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "Multi-hop retrieval over a document corpus with no LLM calls. Call `query` with a question; read "
+    "`passages` (ranked evidence with ids and titles) and `activated_entities` (the entity chain: level 1 = "
+    "named in the question, level ≥ 2 = reached through the quoted bridging sentence). Answer only from the "
+    "passages and cite their ids; say so when they do not contain the answer."
+)
+
+
+class RetrieverPool:
+    """Retrievers by index path, loaded on first use and kept warm."""
+
+    def __init__(self, default_index: str | None, params: RetrievalParams):
+        self.default_index = default_index
+        self.params = params
+        self._retrievers: dict[str, Retriever] = {}
+
+    def get(self, index: str | None) -> Retriever:
+        path = index or self.default_index
+        if not path:
+            raise ToolError("no index given: pass `index`, or start the server with --index DIR")
+        key = str(Path(path).resolve())
+        if key not in self._retrievers:
+            self._retrievers[key] = Retriever.from_path(key, self.params)
+        return self._retrievers[key]
+
+    def forget(self, index: str) -> None:
+        self._retrievers.pop(str(Path(index).resolve()), None)
+
+
+def _params(pool: RetrievalParams, top_k: int | None, mode: str | None, params: dict[str, Any] | None):
+    overrides = dict(params or {})
+    if top_k is not None:
+        overrides["top_k"] = top_k
+    if mode is not None:
+        overrides["mode"] = mode
+    return pool.with_overrides(overrides)
+
+
+def create_server(index: str | None = None, params: RetrievalParams | None = None,
+                  preload: bool = False) -> MCPServer:
+    """Build the MCP server; ``index`` is the default index directory for the tools.
+
+    With ``preload`` the default index and its models load now, so the first query is warm.
+    """
+    server = MCPServer("linearrag", instructions=INSTRUCTIONS)
+    pool = RetrieverPool(index, params or RetrievalParams())
+    if preload and index:
+        pool.get(index)
+
+    def guarded(fn):
+        try:
+            return fn()
+        except LinearRAGError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool()
+    def query(question: str, top_k: int | None = None, mode: str | None = None,
+              params: dict[str, Any] | None = None, index: str | None = None) -> dict[str, Any]:
+        """Retrieve the passages that answer `question`, with the entity chain that reached them.
+
+        mode: linearrag (default, graph), dense, bm25 or rrf. params: retrieval parameters by name
+        (delta, max_iterations, lam, damping, ...). index: an index directory other than the default.
+        Returns the same JSON as scripts/query_graph.py.
+        """
+        return guarded(lambda: pool.get(index).query(question, _params(pool.params, top_k, mode, params)).to_dict())
+
+    @server.tool()
+    def query_batch(questions: list[str], top_k: int | None = None, mode: str | None = None,
+                    params: dict[str, Any] | None = None, index: str | None = None) -> dict[str, Any]:
+        """Answer several questions at once (batched NER and embedding); `results` in the same order."""
+        if not questions:
+            raise ToolError("questions is empty; pass at least one question")
+        return guarded(lambda: {"results": [r.to_dict() for r in pool.get(index).query_batch(
+            questions, _params(pool.params, top_k, mode, params))]})
+
+    @server.tool()
+    def index_info(index: str | None = None) -> dict[str, Any]:
+        """Counts, models, language, build parameters and build time of an index."""
+        path = index or pool.default_index
+        if not path:
+            raise ToolError("no index given: pass `index`, or start the server with --index DIR")
+        meta = guarded(lambda: read_meta(path))
+        keys = ("language", "counts", "ner", "embedding", "build", "timings_s", "created", "input", "format_version")
+        return {"index": str(Path(path).resolve()), **{k: meta.get(k) for k in keys}}
+
+    @server.tool(name="build_index")
+    async def build_index_tool(input: str, output: str, lang: str = "auto", max_chars: int = 1000,
+                               ctx: Context | None = None) -> dict[str, Any]:
+        """Build (or atomically replace) an index from a corpus: a directory of .txt/.md files, a .jsonl of
+        {"id", "title", "text"} or a .json list. Reports progress; returns the build summary."""
+        started = time.perf_counter()
+        done = asyncio.Event()
+
+        async def heartbeat():
+            while not done.is_set():
+                if ctx is not None:
+                    elapsed = time.perf_counter() - started
+                    await ctx.report_progress(elapsed, None, f"building {output}: {elapsed:.0f} s")
+                try:
+                    await asyncio.wait_for(done.wait(), timeout=2.0)
+                except TimeoutError:
+                    pass
+
+        beat = asyncio.create_task(heartbeat())
+        try:
+            config = BuildConfig(lang=lang, max_chars=max_chars, workers=1)
+            summary = await asyncio.to_thread(guarded, lambda: build_index(input, output, config))
+        finally:
+            done.set()
+            await beat
+        pool.forget(output)
+        return summary
+
+    return server

@@ -1,0 +1,74 @@
+"""The MCP server as a subprocess, spoken to with the official SDK's stdio client."""
+
+import asyncio
+import json
+import sys
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from .conftest import ROOT
+
+BEATRICE = "What nationality is Beatrice I, Countess of Burgundy's husband?"
+
+
+def _payload(result):
+    """The tool's JSON result (structured content, else the text block)."""
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+def test_server_tools_query_errors_and_survival(sample_index):
+    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT),
+                                   args=["scripts/mcp_server.py", "--index", str(sample_index[0])])
+
+    async def scenario():
+        async with Client(params, read_timeout_seconds=300) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert {"query", "query_batch", "index_info", "build_index"} <= tools
+
+            result = await client.call_tool("query", {"question": BEATRICE, "top_k": 5})
+            assert not result.is_error
+            out = _payload(result)
+            assert {"query", "query_entities", "activated_entities", "passages", "fallback", "params",
+                    "timings_ms"} <= set(out)
+            assert "2w000278" in [p["id"] for p in out["passages"]]
+
+            bad = await client.call_tool("query", {"question": "   "})
+            assert bad.is_error and "empty query" in bad.content[0].text
+            bad = await client.call_tool("query", {"question": "x", "params": {"gamma": 1}})
+            assert bad.is_error and "unknown parameter" in bad.content[0].text
+            bad = await client.call_tool("query", {"question": "x", "index": "/no/such/index"})
+            assert bad.is_error and "no index here" in bad.content[0].text
+
+            batch = _payload(await client.call_tool("query_batch", {"questions": [BEATRICE, "Who is Lothair II?"]}))
+            assert len(batch["results"]) == 2
+
+            info = _payload(await client.call_tool("index_info", {}))
+            assert info["counts"]["passages"] == 160 and info["language"] == "en"
+
+            again = await client.call_tool("query", {"question": BEATRICE})   # still alive
+            assert not again.is_error
+
+    asyncio.run(scenario())
+
+
+def test_server_builds_an_index(tmp_path):
+    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=["scripts/mcp_server.py", "--lazy"])
+    out = tmp_path / "idx"
+
+    async def scenario():
+        async with Client(params, read_timeout_seconds=300) as client:
+            res = await client.call_tool("build_index", {"input": str(ROOT / "examples" / "ja-sample" / "corpus.jsonl"),
+                                                         "output": str(out)})
+            assert not res.is_error, res.content
+            assert _payload(res)["passages"] == 5
+            hit = _payload(await client.call_tool("query", {"question": "『坊っちゃん』の舞台はどこ?", "index": str(out)}))
+            assert hit["passages"][0]["id"] in {"botchan", "soseki"}
+            bad = await client.call_tool("build_index", {"input": str(tmp_path / "missing"), "output": str(out)})
+            assert bad.is_error and "no such file" in bad.content[0].text
+            info = _payload(await client.call_tool("index_info", {"index": str(out)}))
+            assert info["language"] == "ja"
+
+    asyncio.run(scenario())
