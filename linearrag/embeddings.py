@@ -137,6 +137,19 @@ class Encoder:
         return self.encode([text])[0]
 
 
+def load_query_encoder(name: str, precision: str = "auto", threads: int | None = None):
+    """The encoder for queries: the torch-free numpy encoder where the model allows it (no
+    seconds of torch import per process), else a sentence-transformers :class:`Encoder`."""
+    from .query_encoder import NumpyBertEncoder
+
+    path, version = _resolve(name)
+    if NumpyBertEncoder.supports(path):
+        encoder = NumpyBertEncoder(path)
+        encoder.name, encoder.version, encoder.precision = name, version, "fp32"
+        return encoder
+    return Encoder(name, precision=precision, threads=threads)
+
+
 def _resolve(name: str) -> tuple[str, str]:
     """Map a model name to a loadable path and a version string."""
     package = _PACKAGED_MODELS.get(name)

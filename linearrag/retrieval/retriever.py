@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis import Analyzer, Mention
-from ..embeddings import Encoder
+from ..embeddings import Encoder, load_query_encoder
 from ..errors import ModelMismatchError, ParameterError
 from ..lexical import EnglishTokenizer, LexicalIndex
 from ..store import Index, load_index
@@ -52,8 +52,8 @@ class Retriever:
         self.params = params or RetrievalParams()
         meta = index.meta
         self.analyzer = analyzer or Analyzer(meta["language"], meta["ner"]["model"])
-        self.encoder = encoder or Encoder(meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"),
-                                          threads=threads)
+        self.encoder = encoder or load_query_encoder(
+            meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"), threads=threads)
         _check_models(index, self.analyzer, self.encoder)
         graph = index.graph
         self.M = graph.M
