@@ -15,7 +15,7 @@ import numpy as np
 
 from .analysis import Analyzer
 from .corpus import Passage, fingerprint, load_corpus
-from .embeddings import DEFAULT_EMBEDDING_MODEL, Encoder
+from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder
 from .errors import CorpusError
 from .graph import GraphBuilder
 from .index_embeddings import embed_tri_graph
@@ -63,7 +63,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     timings["ner"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    encoder = Encoder(config.embedding_model or DEFAULT_EMBEDDING_MODEL, precision=config.precision)
+    encoder = load_encoder(config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang], precision=config.precision)
     timings["load_embedder"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -84,11 +84,11 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
         "ner": {"model": analyzer.model_name, "version": analyzer.model_version, "spacy": analyzer.spacy_version},
         "embedding": {"model": encoder.name, "version": encoder.version, "dim": encoder.dim,
                       "precision": encoder.precision, "sentences_embedded": "bridge sentences (2+ entities)",
-                      "sentences_in_context": config.sentences_in_context and encoder.mean_pooling},
+                      "sentences_in_context": bool(config.sentences_in_context and encoder.mean_pooling)},
         "counts": {"passages": len(passages), "sentences": len(graph.sentences), "entities": len(graph.entity_keys),
                    "bridge_sentences": int(bridge.sum()), "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
         "build": {"max_chars": config.max_chars, "batch_size": config.batch_size,
-                  "title_entities": config.title_entities, "workers": _workers(config, len(passages))},
+                  "title_entities": config.title_entities, "workers": _workers(config, sum(len(p.full_text) for p in passages))},
         "input": {"path": str(Path(input_path).resolve()), "fingerprint": fingerprint(passages)},
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -114,7 +114,7 @@ def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, p
     tokens: list[list[str]] = []
     spans: list[list[tuple[int, int]]] = []
     texts = [p.full_text for p in passages]
-    stream = analyzer.analyze(texts, batch_size=64, n_process=_workers(config, len(texts)))
+    stream = analyzer.analyze(texts, batch_size=64, n_process=_workers(config, sum(map(len, texts))))
     with bar(len(texts), "NER", progress) as pbar:
         for passage, analyzed in zip(passages, stream):
             title = passage.title if (config.title_entities and passage.title_is_name) else ""
@@ -125,7 +125,9 @@ def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, p
     return builder.build(), tokens, spans
 
 
-def _workers(config: BuildConfig, n_passages: int) -> int:
+def _workers(config: BuildConfig, n_chars: int) -> int:
+    """NER processes: two on a multi-core machine once the corpus is large enough to repay
+    starting a second model (about 2 s)."""
     if config.workers is not None:
         return max(1, config.workers)
-    return 2 if n_passages >= 2000 and (os.cpu_count() or 1) >= 2 else 1
+    return 2 if n_chars >= 300_000 and (os.cpu_count() or 1) >= 2 else 1

@@ -26,6 +26,7 @@ class TriGraph:
     sentence_passage: np.ndarray        # int32 [S]
     entity_keys: list[str]              # normalised keys, column order of C and M
     entity_names: list[str]             # most frequent surface form, for display
+    entity_labels: list[str]            # most frequent NER label ("TITLE" for titles)
     C: sp.csr_matrix                    # float32 [P, E] occurrence counts
     M: sp.csr_matrix                    # float32 [S, E] 0/1
 
@@ -36,6 +37,7 @@ class GraphBuilder:
     def __init__(self) -> None:
         self._entity_index: dict[str, int] = {}
         self._surfaces: list[Counter] = []
+        self._labels: list[Counter] = []
         self.sentences: list[str] = []
         self._sent_passage: list[int] = []
         self._c_rows: list[int] = []
@@ -44,12 +46,14 @@ class GraphBuilder:
         self._m_cols: list[int] = []
         self._n_passages = 0
 
-    def _entity(self, key: str, surface: str) -> int:
+    def _entity(self, key: str, surface: str, label: str) -> int:
         idx = self._entity_index.get(key)
         if idx is None:
             idx = self._entity_index[key] = len(self._surfaces)
             self._surfaces.append(Counter())
+            self._labels.append(Counter())
         self._surfaces[idx][surface] += 1
+        self._labels[idx][label] += 1
         return idx
 
     def add(self, analyzed: AnalyzedText, title: str = "") -> None:
@@ -59,7 +63,7 @@ class GraphBuilder:
         title_key = normalize_entity(title) if title else ""
         title_entity = None
         if title_key and is_usable_entity(title_key):
-            title_entity = self._entity(title_key, title.strip())
+            title_entity = self._entity(title_key, title.strip(), "TITLE")
             self._c_rows.append(p)
             self._c_cols.append(title_entity)
         for sentence, mentions in zip(analyzed.sentences, analyzed.mentions):
@@ -72,7 +76,7 @@ class GraphBuilder:
                 self._m_rows.append(s)
                 self._m_cols.append(title_entity)
             for m in mentions:
-                e = self._entity(m.key, m.surface)
+                e = self._entity(m.key, m.surface, m.label)
                 self._c_rows.append(p)
                 self._c_cols.append(e)
                 if e not in seen:
@@ -95,11 +99,11 @@ class GraphBuilder:
         keys = [""] * n_e
         for key, idx in self._entity_index.items():
             keys[idx] = key
-        names = [_most_common(c) for c in self._surfaces]
         return TriGraph(
             sentences=self.sentences,
             sentence_passage=np.asarray(self._sent_passage, dtype=np.int32),
-            entity_keys=keys, entity_names=names, C=C, M=M,
+            entity_keys=keys, entity_names=[_most_common(c) for c in self._surfaces],
+            entity_labels=[_most_common(c) for c in self._labels], C=C, M=M,
         )
 
 

@@ -4,7 +4,7 @@ Layout (format version 1)::
 
     meta.json            format version, models, counts, build parameters and timings
     passages.jsonl       one {"id", "title", "text"} per line, in row order of C
-    texts.json           {"sentences": [...], "entity_keys": [...], "entity_names": [...]}
+    texts.json           {"sentences": [...], "entity_keys": [...], "entity_names": [...], "entity_labels": [...]}
     graph.npz            C (CSR parts), M (CSR parts), sentence_passage
     passage_emb.npy      float32 [P, dim], unit rows (memory-mapped on load)
     sentence_emb.npy     float32 [S, dim]
@@ -71,7 +71,7 @@ def write_index(directory: Path, meta: dict, passages: list[Passage], graph: Tri
             f.write(json.dumps({"id": p.id, "title": p.title, "text": p.text}, ensure_ascii=False) + "\n")
     with open(directory / "texts.json", "w", encoding="utf-8") as f:
         json.dump({"sentences": graph.sentences, "entity_keys": graph.entity_keys,
-                   "entity_names": graph.entity_names}, f, ensure_ascii=False)
+                   "entity_names": graph.entity_names, "entity_labels": graph.entity_labels}, f, ensure_ascii=False)
     np.savez(
         directory / "graph.npz",
         C_data=graph.C.data, C_indices=graph.C.indices, C_indptr=graph.C.indptr, C_shape=np.array(graph.C.shape),
@@ -202,7 +202,8 @@ def load_index(path: str | Path, mmap: bool = True) -> Index:
             raise IndexFormatError(f"{path}: {what} has shape {got}, expected {want}; the index is corrupt, rebuild it")
     graph = TriGraph(
         sentences=texts["sentences"], sentence_passage=sentence_passage,
-        entity_keys=texts["entity_keys"], entity_names=texts["entity_names"], C=C, M=M,
+        entity_keys=texts["entity_keys"], entity_names=texts["entity_names"],
+        entity_labels=texts.get("entity_labels") or [""] * n_e, C=C, M=M,
     )
     return Index(
         path=path, meta=meta,

@@ -25,11 +25,14 @@ MODES = ("linearrag", "dense", "bm25", "rrf")
 # Each component switched off in turn (parameters of the default linearrag mode).
 ABLATIONS = {
     "default": {},
+    "no n-gram entity linking": {"ngram_linking": False},
     "no hub damping": {"hub_damping": 0},
+    "dense passage prior (no BM25)": {"prior": "dense"},
+    "no rank fusion": {"fusion": "none"},
     "paper reset (eq. 7 as published)": {"reset": "paper", "passage_weight": 0.05},
     "sum propagation (eq. 5 as published)": {"propagation": "sum"},
     "no propagation (seeds only)": {"max_iterations": 0},
-    "paper-faithful (preset paper-2wiki)": "paper-2wiki",
+    "paper-faithful (preset)": "paper-2wiki",
 }
 
 
@@ -113,7 +116,7 @@ def main() -> int:
               "| setting | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for label, setting in ABLATIONS.items():
         how = f"`--preset {setting}`" if isinstance(setting, str) else \
-            " ".join(f"`{k}={v}`" for k, v in setting.items()) or "—"
+            " ".join(f"`{k}={str(v).lower() if isinstance(v, bool) else v}`" for k, v in setting.items()) or "—"
         lines.append(f"| {label} ({how}) | " + " | ".join(ablation_rows[label].get(n, "") for n in names) + " |")
     Path(args.output).write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)

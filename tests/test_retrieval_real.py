@@ -44,7 +44,12 @@ def test_three_document_chain_sato_to_rust(team_index):
 
     teams.md shares no word with the question: only the graph brings it in."""
     r = Retriever.from_path(team_index[0])
-    result = r.query("佐藤さんはRustの仕事に関わっていますか?", RetrievalParams(top_k=3))
+    # The multilingual USE embedder's cosines run lower than MiniLM's (0.33 between this question
+    # and the bridging sentence), so the hop needs δ below the default 0.4, as SKILL.md advises
+    # for long chains. At the default the Rust document is still retrieved, without the chain.
+    default = r.query("佐藤さんはRustの仕事に関わっていますか?", RetrievalParams(top_k=3))
+    assert "projects.md#0" in [p.id for p in default.passages]
+    result = r.query("佐藤さんはRustの仕事に関わっていますか?", RetrievalParams(top_k=3, delta=0.3))
     ids = [p.id for p in result.passages]
     assert set(ids) == {"people.md#0", "teams.md#0", "projects.md#0"}   # out of six notes
     chain = {a.entity: a for a in result.activated_entities}

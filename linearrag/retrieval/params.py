@@ -27,12 +27,20 @@ class RetrievalParams:
     prior           passage evidence from the query alone, used in the eq. 7 reset and when there
                     is no seed: "dense" (cosine) or "hybrid" (mean of the cosine and the BM25
                     score divided by the query's best BM25 score)
-    fusion_weight   0 = rank by PageRank alone; w > 0 = reciprocal rank fusion of the PageRank
-                    ranking (weight 1) with the BM25 and dense rankings (weight w each)
+    fusion          how the PageRank ranking meets the lexical one: "none" (PageRank alone),
+                    "rrf" (reciprocal rank fusion with the BM25 and dense rankings, weight
+                    ``fusion_weight`` each against 1 for PageRank) or "min" (a passage's rank is
+                    the better of its PageRank rank and ``fusion_weight`` × its BM25 rank: what
+                    lexical search is sure of is never lost, the graph fills the rest)
+    fusion_weight   see ``fusion``
+    ngram_linking   also seed index entities (and titles) that a query n-gram names exactly
     reset           "normalized" (entity and passage resets normalised separately, then mixed)
                     or "paper" (eq. 7 added as is; the balance drifts with corpus size)
     propagation     "max" (max-product: scores stay in [0, 1], each entity remembers its best
                     bridging sentence) or "sum" (eq. 5 literally, clipped to [0, 1])
+    sigma_scale     "absolute": σ_q is the cosine; "relative": the cosine divided by the query's best
+                    cosine over all sentences, so δ means the same for embedders whose cosines run
+                    on different scales (MiniLM vs the multilingual USE)
     ppr_iterations  cap on power iterations; ppr_tol stops earlier on L1 change
     rrf_k           constant of reciprocal rank fusion
     """
@@ -41,15 +49,18 @@ class RetrievalParams:
     top_k: int = 5
     delta: float = 0.4
     max_iterations: int = 3
-    lam: float = 0.05
+    lam: float = 1.0
     damping: float = 0.5
     passage_weight: float = 0.5
     seed_floor: float = 0.7
     hub_damping: float = 1.0
     prior: str = "hybrid"
-    fusion_weight: float = 0.0
+    fusion: str = "min"
+    fusion_weight: float = 3.0
+    ngram_linking: bool = True
     reset: str = "normalized"
     propagation: str = "max"
+    sigma_scale: str = "absolute"
     ppr_iterations: int = 100
     ppr_tol: float = 1e-7
     rrf_k: int = 60
@@ -68,9 +79,11 @@ class RetrievalParams:
             (-1.0 <= self.seed_floor <= 1.0, "seed_floor must be in [-1, 1]"),
             (self.hub_damping >= 0.0, "hub_damping must be ≥ 0"),
             (self.prior in ("dense", "hybrid"), "prior must be 'dense' or 'hybrid'"),
-            (self.fusion_weight >= 0.0, "fusion_weight must be ≥ 0"),
+            (self.fusion in ("none", "rrf", "min"), "fusion must be 'none', 'rrf' or 'min'"),
+            (self.fusion_weight > 0.0, "fusion_weight must be > 0"),
             (self.reset in ("normalized", "paper"), "reset must be 'normalized' or 'paper'"),
             (self.propagation in ("max", "sum"), "propagation must be 'max' or 'sum'"),
+            (self.sigma_scale in ("absolute", "relative"), "sigma_scale must be 'absolute' or 'relative'"),
             (self.ppr_iterations >= 1, "ppr_iterations must be ≥ 1"),
             (self.rrf_k >= 1, "rrf_k must be ≥ 1"),
             (self.max_reported_entities >= 0, "max_reported_entities must be ≥ 0"),
@@ -99,7 +112,15 @@ def _convert(name: str, value: object, kind: type) -> object:
             return float(value)
         if kind is int and isinstance(value, float) and not value.is_integer():
             raise ParameterError(f"parameter {name} must be an integer, got {value!r}")
+        if kind is bool and not isinstance(value, bool):
+            raise ParameterError(f"parameter {name} must be true or false, got {value!r}")
         return kind(value) if kind in (int, float) and not isinstance(value, bool) else value
+    if kind is bool:
+        if value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ParameterError(f"parameter {name} must be true or false, got {value!r}")
     try:
         return kind(value)
     except ValueError:
@@ -117,17 +138,16 @@ def parse_overrides(items: list[str] | None) -> dict[str, str]:
     return out
 
 
-# The paper's published per-data-set values (reset and propagation in the paper's form).
+# The paper's method as published: eq. 5 and eq. 7 literally, dense prior, NER seeds only,
+# no hub damping, no fusion; with its per-data-set values.
+_PAPER = {"damping": 0.5, "passage_weight": 0.05, "reset": "paper", "propagation": "sum", "prior": "dense",
+          "hub_damping": 0.0, "fusion": "none", "ngram_linking": False}
 PRESETS: dict[str, dict[str, object]] = {
     "default": {},
-    "paper-2wiki": {"lam": 0.05, "delta": 0.4, "max_iterations": 3, "damping": 0.5, "passage_weight": 0.05,
-                    "reset": "paper", "propagation": "sum"},
-    "paper-hotpotqa": {"lam": 0.05, "delta": 0.4, "max_iterations": 3, "damping": 0.5, "passage_weight": 0.05,
-                       "reset": "paper", "propagation": "sum"},
-    "paper-musique": {"lam": 2.0, "delta": 0.1, "max_iterations": 5, "damping": 0.5, "passage_weight": 0.05,
-                      "reset": "paper", "propagation": "sum"},
-    "paper-medical": {"lam": 1.5, "delta": 0.5, "max_iterations": 3, "damping": 0.5, "passage_weight": 0.05,
-                      "reset": "paper", "propagation": "sum"},
+    "paper-2wiki": {"lam": 0.05, "delta": 0.4, "max_iterations": 3, **_PAPER},
+    "paper-hotpotqa": {"lam": 0.05, "delta": 0.4, "max_iterations": 3, **_PAPER},
+    "paper-musique": {"lam": 2.0, "delta": 0.1, "max_iterations": 5, **_PAPER},
+    "paper-medical": {"lam": 1.5, "delta": 0.5, "max_iterations": 3, **_PAPER},
 }
 
 

@@ -132,11 +132,11 @@ class Retriever:
             scores = rrf_scores([self.dense_scores(q), self.bm25_scores(q)], params.rrf_k)
         else:
             t0 = time.perf_counter()
-            seeds, query_entities = self.link_entities(q, params.seed_floor)
+            seeds, query_entities = self.link_entities(q, params.seed_floor, params.ngram_linking)
             timings["linking"] = (time.perf_counter() - t0) * 1000
             t0 = time.perf_counter()
             dense = self.dense_scores(q)
-            lexical = self.bm25_scores(q) if params.prior == "hybrid" or params.fusion_weight > 0 else None
+            lexical = self.bm25_scores(q) if params.prior == "hybrid" or params.fusion != "none" else None
             timings["prior"] = (time.perf_counter() - t0) * 1000
             if not seeds:
                 fallback = ("no query entity found" if not q.mentions
@@ -154,9 +154,11 @@ class Retriever:
                 t0 = time.perf_counter()
                 prior = dense if params.prior == "dense" else hybrid_prior(dense, lexical)
                 scores = self.pagerank(prior, activation, params)
-                if params.fusion_weight > 0:
+                if params.fusion == "rrf":
                     scores = rrf_scores([scores, lexical, dense], params.rrf_k,
                                         [1.0, params.fusion_weight, params.fusion_weight])
+                elif params.fusion == "min":
+                    scores = min_rank_scores(scores, lexical, params.fusion_weight)
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
         rows = top_k(scores, params.top_k)
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
@@ -178,14 +180,15 @@ class Retriever:
             self._lexical = LexicalIndex.load(self.index.path, len(self.index.passage_ids))
         return self._lexical.scores(q.tokens)
 
-    def link_entities(self, q: AnalyzedQuery, floor: float) -> tuple[dict[int, float], list[QueryEntity]]:
+    def link_entities(self, q: AnalyzedQuery, floor: float,
+                      ngram_linking: bool = True) -> tuple[dict[int, float], list[QueryEntity]]:
         """Seeds from the query: index entities (and titles) named verbatim by an n-gram of the
         query, then each NER mention matched to its most similar index entity (exact key first).
         """
         seeds: dict[int, float] = {}
         linked: list[QueryEntity] = []
         names = self.index.graph.entity_names
-        matched = _maximal_matches(q.ngrams, self.entity_lookup)
+        matched = _maximal_matches(q.ngrams, self.entity_lookup) if ngram_linking else []
         for key, surface in matched:
             e = self.entity_lookup[key]
             seeds[e] = 1.0
@@ -212,8 +215,12 @@ class Retriever:
 
     def activate(self, q: AnalyzedQuery, seeds: dict[int, float], params: RetrievalParams) -> Activation:
         emb = self.index.sentence_emb
+        scale = 1.0
+        if params.sigma_scale == "relative":
+            best = float(np.max(emb @ q.vector)) if len(emb) else 0.0
+            scale = 1.0 / best if best > 0 else 1.0
         return activate_entities(
-            self.M, self.M_T, lambda rows: emb[rows] @ q.vector, seeds,
+            self.M, self.M_T, lambda rows: (emb[rows] @ q.vector) * scale, seeds,
             delta=params.delta, max_iterations=params.max_iterations, propagation=params.propagation,
             entity_weight=self.hub_weights(params),
         )
@@ -314,14 +321,27 @@ def hybrid_prior(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
     return 0.5 * (np.clip(dense, 0.0, None) + scaled)
 
 
+def ranks_of(scores: np.ndarray) -> np.ndarray:
+    """Rank of every row (1 = best), ties broken by row order."""
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    ranks = np.empty(len(scores), dtype=np.float64)
+    ranks[order] = np.arange(1, len(scores) + 1)
+    return ranks
+
+
+def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float) -> np.ndarray:
+    """Fuse two rankings by the better of the ranks: key = min(rank₁, factor · rank₂), ties by
+    rank₁. Returned as a score (higher is better): 1 / (key + rank₁ / (n + 1))."""
+    r1, r2 = ranks_of(primary), ranks_of(secondary)
+    key = np.minimum(r1, factor * r2)
+    return 1.0 / (key + r1 / (len(r1) + 1))
+
+
 def rrf_scores(score_lists: list[np.ndarray], k: int, weights: list[float] | None = None) -> np.ndarray:
     """(Weighted) reciprocal rank fusion: Σ w/(k + rank), ranks from 1, ties broken by row order."""
     total = np.zeros(len(score_lists[0]), dtype=np.float64)
     for scores, w in zip(score_lists, weights or [1.0] * len(score_lists)):
-        order = np.lexsort((np.arange(len(scores)), -scores))
-        ranks = np.empty(len(scores), dtype=np.float64)
-        ranks[order] = np.arange(1, len(scores) + 1)
-        total += w / (k + ranks)
+        total += w / (k + ranks_of(scores))
     return total
 
 
