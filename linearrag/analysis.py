@@ -89,7 +89,7 @@ class Analyzer:
         spans = [part for span in doc.ents for part in _split_at_newlines(span)]
         if self.lang == "ja":
             spans = _add_person_names(doc, spans) + _japanese_noun_phrases(doc)
-            result.tokens = [t.norm_ for t in doc if not (t.is_punct or t.is_space)]
+            result.tokens = [t.norm_ for t in doc if _is_content_token(t)]
         spans.sort(key=lambda s: s.start)
         i = 0
         for start, end in _sentence_bounds(doc, merge_fragments=self.lang == "ja"):
@@ -114,6 +114,15 @@ class Analyzer:
             elif mentions and result.mentions:
                 result.mentions[-1].extend(mentions)
         return result
+
+
+# Japanese function words are BM25 stop words, as English ones are: particles, auxiliaries,
+# conjunctions, symbols, and suffixes such as さん.
+_FUNCTION_POS = frozenset({"ADP", "AUX", "SCONJ", "CCONJ", "PART", "PUNCT", "SYM", "SPACE", "X"})
+
+
+def _is_content_token(tok) -> bool:
+    return not (tok.is_punct or tok.is_space or tok.pos_ in _FUNCTION_POS or tok.tag_.startswith("接尾辞"))
 
 
 def _sentence_bounds(doc, merge_fragments: bool) -> list[tuple[int, int]]:

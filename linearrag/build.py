@@ -130,4 +130,4 @@ def _workers(config: BuildConfig, n_chars: int) -> int:
     starting a second model (about 2 s)."""
     if config.workers is not None:
         return max(1, config.workers)
-    return 2 if n_chars >= 300_000 and (os.cpu_count() or 1) >= 2 else 1
+    return 2 if n_chars >= 100_000 and (os.cpu_count() or 1) >= 2 else 1

@@ -51,7 +51,7 @@ class RetrievalParams:
     max_iterations: int = 3
     lam: float = 1.0
     damping: float = 0.5
-    passage_weight: float = 0.5
+    passage_weight: float = 0.9
     seed_floor: float = 0.7
     hub_damping: float = 1.0
     prior: str = "hybrid"
