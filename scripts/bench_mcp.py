@@ -13,7 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+from linearrag.commands import pin_query_threads
+
+pin_query_threads()  # the same thread settings as the CLI and the server
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +39,6 @@ async def _mcp_latencies(index: str, questions: list[str]) -> list[float]:
 
 
 def _in_process(index: str, questions: list[str]) -> list[float]:
-    import linearrag.commands  # noqa: F401  (same thread settings as the CLI and the server)
     from linearrag import Retriever
 
     r = Retriever.from_path(index)

@@ -26,7 +26,8 @@ import numpy as np  # noqa: E402
 COLD_PROBE = """
 import json, time
 t0 = time.perf_counter()
-import linearrag.commands  # the CLI's thread settings
+import linearrag.commands
+linearrag.commands.pin_query_threads()  # the CLI's thread settings
 from linearrag.retrieval import Retriever
 from linearrag.store import load_index
 t1 = time.perf_counter()

@@ -6,18 +6,19 @@ mode side by side, run the ablations, and write the tables with the commands tha
 Takes about 15 minutes on a 2-core machine when the indexes must be built.
 """
 
+import argparse
+import json
 import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
+# Builds run with every core; the in-process evaluation pins one BLAS thread, as the CLI does.
+BUILD_ENV = dict(os.environ)
+from linearrag.commands import pin_query_threads  # noqa: E402
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
+pin_query_threads()
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = ("2wiki", "hotpotqa-dev", "jsquad")
@@ -37,7 +38,7 @@ ABLATIONS = {
 
 
 def _run(args: list[str]) -> str:
-    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, env=BUILD_ENV)
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(args)}\n{proc.stderr[-2000:]}")
     return proc.stdout

@@ -9,11 +9,14 @@ import json
 import sys
 from collections import Counter
 
-import numpy as np
+from linearrag.commands import pin_query_threads
 
-import linearrag.commands  # noqa: F401  (thread settings)
-from linearrag import RetrievalParams, Retriever, load_index
-from linearrag.questions import load_questions
+pin_query_threads()
+
+import numpy as np  # noqa: E402
+
+from linearrag import RetrievalParams, Retriever, load_index  # noqa: E402
+from linearrag.questions import load_questions  # noqa: E402
 
 SOURCES = {"TITLE": "title", "NounPhrase": "noun phrase (ja)", "Person": "人名 tokens merged (ja)"}
 

@@ -4,6 +4,10 @@ Example:
   uv run scripts/evaluate.py --index indexes/2wiki --questions ../shared/benchmarks/2wiki/questions.jsonl --report md
 """
 
+from linearrag.commands import pin_query_threads
+
+pin_query_threads()
+
 import argparse
 import json
 

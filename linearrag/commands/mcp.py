@@ -3,6 +3,10 @@
 Example (Claude Code):  claude mcp add linearrag -- uv run --directory /path/to/linearrag scripts/mcp_server.py --index /path/to/index
 """
 
+from linearrag.commands import pin_query_threads
+
+pin_query_threads()
+
 import argparse
 
 from linearrag.cli import run_cli, setup_logging

@@ -5,6 +5,10 @@ Examples:
   uv run scripts/query_graph.py --index indexes/sample --queries questions.jsonl > answers.jsonl
 """
 
+from linearrag.commands import pin_query_threads
+
+pin_query_threads()
+
 import argparse
 import json
 import sys
