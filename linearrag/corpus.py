@@ -66,7 +66,7 @@ def load_corpus(path: str | Path, max_chars: int = 1000) -> list[Passage]:
     elif path.suffix.lower() == ".json":
         passages = _load_json(path)
     elif path.suffix.lower() in TEXT_SUFFIXES:
-        passages = _split_text_file(path, path.name, _read_utf8(path), max_chars)
+        passages = _split_text_file(path, path.name, read_utf8(path), max_chars)
     else:
         raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md files, a .jsonl or a .json file")
     if not passages:
@@ -75,7 +75,8 @@ def load_corpus(path: str | Path, max_chars: int = 1000) -> list[Passage]:
     return passages
 
 
-def _read_utf8(path: Path) -> str:
+def read_utf8(path: Path) -> str:
+    """The file as text; CorpusError naming the file when it is not UTF-8."""
     try:
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -90,7 +91,7 @@ def _load_directory(root: Path, max_chars: int) -> list[Passage]:
     for file in files:
         rel = file.relative_to(root).as_posix()
         try:
-            text = _read_utf8(file)
+            text = read_utf8(file)
         except CorpusError as exc:
             log.warning("skipping %s", exc)
             continue
@@ -141,7 +142,7 @@ def _record_to_passage(path: Path, where: str, record: object, default_id: str) 
 
 def _load_jsonl(path: Path) -> list[Passage]:
     passages = []
-    for lineno, line in enumerate(_read_utf8(path).splitlines(), start=1):
+    for lineno, line in enumerate(read_utf8(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -154,7 +155,7 @@ def _load_jsonl(path: Path) -> list[Passage]:
 
 def _load_json(path: Path) -> list[Passage]:
     try:
-        data = json.loads(_read_utf8(path))
+        data = json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
         raise CorpusError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
     if not isinstance(data, list):

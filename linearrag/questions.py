@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .corpus import read_utf8
 from .errors import CorpusError
 
 
@@ -22,10 +23,7 @@ class Question:
 def _read_text(path: Path) -> str:
     if not path.exists():
         raise CorpusError(f"{path}: no such file; pass an existing questions file")
-    try:
-        return path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise CorpusError(f"{path}: not UTF-8 text (byte {exc.start}); convert it to UTF-8") from None
+    return read_utf8(path)
 
 
 def load_questions(path: str | Path) -> list[Question]:

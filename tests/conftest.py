@@ -12,14 +12,18 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
+def _build(tmp_path_factory, corpus, name):
+    """Build ``corpus`` once per session with the default models; returns (path, summary)."""
+    from linearrag import build_index
+
+    out = tmp_path_factory.mktemp("indexes") / name
+    return out, build_index(corpus, out)
+
+
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory):
     """The shipped 2Wiki sample (160 passages), built with the default English models."""
-    from linearrag import build_index
-
-    out = tmp_path_factory.mktemp("indexes") / "2wiki-sample"
-    summary = build_index(EXAMPLES / "2wiki-sample" / "corpus.jsonl", out)
-    return out, summary
+    return _build(tmp_path_factory, EXAMPLES / "2wiki-sample" / "corpus.jsonl", "2wiki-sample")
 
 
 @pytest.fixture(scope="session")
@@ -31,18 +35,10 @@ def sample_retriever(sample_index):
 
 @pytest.fixture(scope="session")
 def ja_index(tmp_path_factory):
-    from linearrag import build_index
-
-    out = tmp_path_factory.mktemp("indexes") / "ja-sample"
-    summary = build_index(EXAMPLES / "ja-sample" / "corpus.jsonl", out)
-    return out, summary
+    return _build(tmp_path_factory, EXAMPLES / "ja-sample" / "corpus.jsonl", "ja-sample")
 
 
 @pytest.fixture(scope="session")
 def team_index(tmp_path_factory):
-    """A directory of Markdown notes (Japanese): a three-document chain."""
-    from linearrag import build_index
-
-    out = tmp_path_factory.mktemp("indexes") / "team-notes"
-    summary = build_index(EXAMPLES / "team-notes", out)
-    return out, summary
+    """A directory of Markdown notes (Japanese): a three-document chain among unrelated notes."""
+    return _build(tmp_path_factory, EXAMPLES / "team-notes", "team-notes")

@@ -63,6 +63,7 @@ class Retriever:
         C_log.data = np.log1p(C_log.data)
         self.C_log = C_log
         self.idf_ratio = idf_ratio(graph.C)
+        self._hub_weights: dict[float, np.ndarray] = {}
         self.entity_lookup = {key: i for i, key in enumerate(graph.entity_keys)}
         self._lexical: LexicalIndex | None = None
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
@@ -226,7 +227,12 @@ class Retriever:
         )
 
     def hub_weights(self, params: RetrievalParams) -> np.ndarray | None:
-        return None if params.hub_damping == 0 else self.idf_ratio ** params.hub_damping
+        """Per-entity hub weights for ``params.hub_damping`` (computed once per exponent)."""
+        if params.hub_damping == 0:
+            return None
+        if params.hub_damping not in self._hub_weights:
+            self._hub_weights[params.hub_damping] = self.idf_ratio ** params.hub_damping
+        return self._hub_weights[params.hub_damping]
 
     def pagerank(self, prior: np.ndarray, activation: Activation, params: RetrievalParams) -> np.ndarray:
         """PageRank passage scores from the activation and the query-only passage ``prior``."""
