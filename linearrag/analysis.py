@@ -62,6 +62,7 @@ class Analyzer:
         if "ner" not in self.nlp.pipe_names:
             raise ModelMismatchError(f"spaCy model {self.model_name!r} has no 'ner' pipe; pass a model with NER")
         self.nlp.max_length = max(self.nlp.max_length, 2_000_000)
+        self._english_analyzer: Analyzer | None = None
 
     @property
     def model_version(self) -> str:
@@ -84,36 +85,83 @@ class Analyzer:
             result.ngrams = _candidate_ngrams(doc, self.lang)
             yield result
 
+    @property
+    def english_model(self) -> tuple[str, str] | None:
+        """For Japanese: the English model that reads whole English sentences, and its version."""
+        if self.lang != "ja":
+            return None
+        import spacy.util
+
+        name = DEFAULT_SPACY_MODELS["en"]
+        return name, str(spacy.util.get_package_version(name) or "unknown")
+
+    def _english(self):
+        """The English pipeline, loaded on first use (a Japanese text with an English sentence)."""
+        if self._english_analyzer is None:
+            self._english_analyzer = Analyzer("en")
+        return self._english_analyzer.nlp
+
     def _convert(self, doc) -> AnalyzedText:
         result = AnalyzedText()
         spans = [part for span in doc.ents for part in _split_at_newlines(span)]
         if self.lang == "ja":
-            spans = _add_person_names(doc, spans) + _japanese_noun_phrases(doc)
+            phrases = _japanese_noun_phrases(doc)
+            spans = _drop_latin_fragments(_add_person_names(doc, spans), phrases) + phrases
             result.tokens = [t.norm_ for t in doc if _is_content_token(t)]
         spans.sort(key=lambda s: s.start)
+        english: list[int] = []   # sentences of a Japanese text written in English
         i = 0
         for start, end in _sentence_bounds(doc, merge_fragments=self.lang == "ja"):
             raw = doc[start:end]
             text = raw.text.strip()
             first = raw.start_char + len(raw.text) - len(raw.text.lstrip())
-            mentions: list[Mention] = []
-            keys: set[str] = set()
+            sentence_spans = []
             while i < len(spans) and spans[i].start < end:
-                span = spans[i]
+                sentence_spans.append(spans[i])
                 i += 1
-                if is_dropped_label(span.label_):
-                    continue
-                key = normalize_entity(span.text)
-                if is_usable_entity(key) and not _is_hiragana(key) and key not in keys:
-                    keys.add(key)
-                    mentions.append(Mention(key, span.text.strip(), span.label_))
+            if self.lang == "ja" and _is_english_sentence(text):
+                sentence_spans = []   # GiNZA reads every English word as a noun: the English model reads these
+                english.append(len(result.sentences))
+            mentions = _mentions(sentence_spans)
             if text:
                 result.sentences.append(text)
                 result.mentions.append(mentions)
                 result.spans.append((first, first + len(text)))
             elif mentions and result.mentions:
                 result.mentions[-1].extend(mentions)
+        if english:
+            for k, edoc in zip(english, self._english().pipe([result.sentences[k] for k in english])):
+                result.mentions[k] = _mentions(list(edoc.ents))
         return result
+
+
+def _mentions(spans) -> list[Mention]:
+    """Usable, de-duplicated mentions of a sentence's entity spans (numeric labels dropped)."""
+    mentions: list[Mention] = []
+    keys: set[str] = set()
+    for span in spans:
+        if is_dropped_label(span.label_):
+            continue
+        key = normalize_entity(span.text)
+        if is_usable_entity(key) and not _is_hiragana(key) and key not in keys:
+            keys.add(key)
+            mentions.append(Mention(key, span.text.strip(), span.label_))
+    return mentions
+
+
+_MIN_ENGLISH_WORDS = 4
+
+
+def _is_english_sentence(text: str) -> bool:
+    """A sentence in Latin script, no kana or kanji, of 4+ words (short Latin lines such as
+    "Rust" or "GitLab" are names the Japanese rules already catch)."""
+    if len(text.split()) < _MIN_ENGLISH_WORDS or not any(ch.isascii() and ch.isalpha() for ch in text):
+        return False
+    return not any(_is_japanese_char(ch) for ch in text)
+
+
+def _is_japanese_char(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u30ff" or _is_kanji_or_katakana(ch) or "\uff66" <= ch <= "\uff9f"
 
 
 # Japanese function words are BM25 stop words, as English ones are: particles, auxiliaries,
@@ -143,8 +191,23 @@ def _sentence_bounds(doc, merge_fragments: bool) -> list[tuple[int, int]]:
     for tok in doc[:-1]:
         if tok.is_space and "\n" in tok.text:
             starts.add(tok.i + 1)
+        elif merge_fragments and _ends_latin_sentence(tok, doc[tok.i + 1]):
+            starts.add(tok.i + 1)
     cuts = [0, *sorted(starts), len(doc)]
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def _ends_latin_sentence(tok, nxt) -> bool:
+    """In Japanese text, ". " before a capital letter or a Japanese character ends an English
+    sentence (the parser does not cut there: "…in February. Claude Codeは…")."""
+    if tok.text not in (".", "!", "?") or not tok.whitespace_ or tok.i == 0 or not _is_latin_word(tok.doc[tok.i - 1]):
+        return False
+    head = nxt.text[:1]
+    return head.isascii() and head.isupper() or _is_japanese_char(head)
+
+
+def _is_latin_word(tok) -> bool:
+    return any(ch.isascii() and ch.isalpha() for ch in tok.text)
 
 
 def _split_at_newlines(span) -> list:
@@ -206,7 +269,8 @@ def _is_name_like(tok) -> bool:
 
 def _japanese_noun_phrases(doc) -> list:
     """Compound nouns that contain a proper noun, a katakana word or a Latin word
-    (認証基盤チーム, プロジェクトAlpha, Rust): GiNZA's NER misses most of them."""
+    (認証基盤チーム, プロジェクトAlpha, Rust), and longer common-noun terms (梅雨前線):
+    GiNZA's NER misses most of them."""
     from spacy.tokens import Span
 
     out = []
@@ -219,8 +283,37 @@ def _japanese_noun_phrases(doc) -> list:
             continue
         if run and any(_is_name_like(t) for t in run):
             out.append(Span(doc, run[0].i, run[-1].i + 1, label="NounPhrase"))
+        elif run and _is_term(run):
+            out.append(Span(doc, run[0].i, run[-1].i + 1, label="Term"))
         run = [tok] if is_noun else []
     return out
+
+
+_MIN_TERM_CHARS = 3
+
+
+def _is_term(run: list) -> bool:
+    """A common-noun compound written with 3+ kanji/katakana (梅雨前線, 降水量, 気象学):
+    Japanese technical terms. Shorter words (地域, 期間) are too generic to be nodes, and a
+    single word must be a plain noun (not サ変/形状詞可能: 広範囲, 再開発)."""
+    if len(run) == 1 and not run[0].tag_.startswith("名詞-普通名詞-一般"):
+        return False
+    return sum(_is_kanji_or_katakana(ch) for t in run for ch in t.text) >= _MIN_TERM_CHARS
+
+
+def _is_kanji_or_katakana(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\u30a0" <= ch <= "\u30ff" or ch == "々"
+
+
+def _drop_latin_fragments(spans: list, phrases: list) -> list:
+    """GiNZA's NER cuts Latin names into pieces (Claude | Code): drop an entity of Latin
+    words that lies strictly inside a noun phrase of Latin words (Claude Code)."""
+    inside = set()
+    for p in phrases:
+        if all(_is_latin_word(t) for t in p):
+            inside.update((a, b) for a in range(p.start, p.end) for b in range(a + 1, p.end + 1)
+                          if (a, b) != (p.start, p.end))
+    return [s for s in spans if (s.start, s.end) not in inside or not all(_is_latin_word(t) for t in s)]
 
 
 def _add_person_names(doc, spans: list) -> list:

@@ -81,7 +81,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     meta = {
         "linearrag_version": importlib.metadata.version("linearrag"),
         "language": lang,
-        "ner": {"model": analyzer.model_name, "version": analyzer.model_version, "spacy": analyzer.spacy_version},
+        "ner": _ner_meta(analyzer),
         "embedding": {"model": encoder.name, "version": encoder.version, "dim": encoder.dim,
                       "precision": encoder.precision, "sentences_embedded": "bridge sentences (2+ entities)",
                       "sentences_in_context": bool(config.sentences_in_context and encoder.mean_pooling)},
@@ -131,3 +131,10 @@ def _workers(config: BuildConfig, n_chars: int) -> int:
     if config.workers is not None:
         return max(1, config.workers)
     return 2 if n_chars >= 100_000 and (os.cpu_count() or 1) >= 2 else 1
+
+
+def _ner_meta(analyzer: Analyzer) -> dict[str, Any]:
+    meta = {"model": analyzer.model_name, "version": analyzer.model_version, "spacy": analyzer.spacy_version}
+    if analyzer.english_model:   # Japanese: English sentences are read by the English model
+        meta["english_model"] = {"model": analyzer.english_model[0], "version": analyzer.english_model[1]}
+    return meta

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 from linearrag import RetrievalParams, Retriever, load_index  # noqa: E402
 from linearrag.questions import load_questions  # noqa: E402
 
-SOURCES = {"TITLE": "title", "NounPhrase": "noun phrase (ja)", "Person": "人名 tokens merged (ja)"}
+SOURCES = {"TITLE": "title", "NounPhrase": "noun phrase (ja)", "Term": "common-noun term (ja)", "Person": "人名 tokens merged (ja)"}
 
 
 def main() -> int:

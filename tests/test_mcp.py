@@ -63,7 +63,7 @@ def test_server_builds_an_index(tmp_path):
             res = await client.call_tool("build_index", {"input": str(ROOT / "examples" / "ja-sample" / "corpus.jsonl"),
                                                          "output": str(out)})
             assert not res.is_error, res.content
-            assert _payload(res)["passages"] == 5
+            assert _payload(res)["passages"] == 6
             hit = _payload(await client.call_tool("query", {"question": "『坊っちゃん』の舞台はどこ?", "index": str(out)}))
             assert hit["passages"][0]["id"] in {"botchan", "soseki"}
             bad = await client.call_tool("build_index", {"input": str(tmp_path / "missing"), "output": str(out)})

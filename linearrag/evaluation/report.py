@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-COLUMNS = ("recall@2", "recall@5", "recall@10", "allgold@5", "contain@5")
+COLUMNS = ("recall@1", "recall@2", "recall@5", "recall@10", "allgold@5", "contain@5")
 
 
 def _fmt(value) -> str:

