@@ -56,3 +56,21 @@ def test_mixed_document_retrieval(ja_index):
         assert result.passages[0].id == "dogo", question
     chain = {a.entity for a in r.query("Which novel describes Dogo Onsen?").activated_entities}
     assert "Dogo Onsen" in chain or "道後温泉" in chain
+
+
+def test_japanese_with_a_sentence_transformers_model(tmp_path):
+    """The multilingual default is chosen from the language; any sentence-transformers model
+    can still be passed, is recorded, and is used again at query time."""
+    from linearrag import BuildConfig, build_index, load_index
+    from linearrag.embeddings import DEFAULT_EMBEDDING_MODELS
+
+    from .conftest import EXAMPLES
+
+    out = tmp_path / "idx"
+    build_index(EXAMPLES / "ja-sample" / "corpus.jsonl", out, BuildConfig(embedding_model=DEFAULT_EMBEDDING_MODELS["en"]))
+    meta = load_index(out).meta
+    assert meta["language"] == "ja" and meta["embedding"]["model"] == DEFAULT_EMBEDDING_MODELS["en"]
+    assert meta["embedding"]["model"] != DEFAULT_EMBEDDING_MODELS["ja"]
+    r = Retriever.from_path(out)
+    assert r.encoder.dim == meta["embedding"]["dim"] == 384
+    assert "botchan" in [p.id for p in r.query("『坊っちゃん』の舞台はどこ?").passages[:3]]
