@@ -54,8 +54,12 @@ def test_mixed_document_retrieval(ja_index):
     for question in ("Which novel describes Dogo Onsen?", "道後温泉が登場する小説は?"):
         result = r.query(question)
         assert result.passages[0].id == "dogo", question
-    chain = {a.entity for a in r.query("Which novel describes Dogo Onsen?").activated_entities}
+    result = r.query("Which novel describes Dogo Onsen?")
+    chain = {a.entity for a in result.activated_entities}
     assert "Dogo Onsen" in chain or "道後温泉" in chain
+    t = result.timings_ms   # BM25 tokens come from the GiNZA pass: its time is counted once
+    assert t["tokens"] == t["ner"]
+    assert t["total"] == pytest.approx(t["ner"] + t["encode"] + t["retrieval"], abs=0.01)
 
 
 def test_japanese_with_a_sentence_transformers_model(tmp_path):
