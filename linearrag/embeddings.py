@@ -177,16 +177,18 @@ def load_encoder(name: str, precision: str = "auto", threads: int | None = None)
 
 
 def load_query_encoder(name: str, precision: str = "auto", threads: int | None = None):
-    """The encoder for queries: the torch-free numpy encoder where the model allows it (no
-    seconds of torch import per process), else :func:`load_encoder`'s."""
-    from .query_encoder import NumpyBertEncoder
+    """The encoder for queries: the light BERT encoder where the model allows it (no
+    transformers / sentence-transformers import), else :func:`load_encoder`'s. ``precision``
+    is the index's: bf16 is used only where this CPU runs it natively."""
+    from .query_encoder import BertQueryEncoder
 
     if name in (USE_MULTILINGUAL, "use-multilingual"):
         return UseEncoder(threads)
     path, version = _resolve(name)
-    if NumpyBertEncoder.supports(path):
-        encoder = NumpyBertEncoder(path)
-        encoder.name, encoder.version, encoder.precision = name, version, "fp32"
+    if BertQueryEncoder.supports(path):
+        use_bf16 = precision in ("bf16", "auto") and bf16_supported()
+        encoder = BertQueryEncoder(path, precision="bf16" if use_bf16 else "fp32", threads=threads)
+        encoder.name, encoder.version = name, version
         return encoder
     return load_encoder(name, precision, threads)
 

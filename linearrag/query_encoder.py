@@ -1,10 +1,13 @@
-"""A torch-free query encoder for BERT-family sentence-transformers models.
+"""A light query encoder for BERT-family sentence-transformers models.
 
-Loading torch + transformers + sentence-transformers costs seconds per process; a query is
-one short text. For models made of a BERT encoder, mean pooling and normalisation (the
-default all-MiniLM-L6-v2 among them), this runs the same forward pass in numpy from the
-model's own files (``tokenizer.json``, ``config.json``, ``model.safetensors``): ~10 ms per
-query, no torch import. Its vectors match sentence-transformers' to cosine > 0.9999.
+Importing transformers + sentence-transformers and building their model costs seconds per
+process; a query is one short text. For models made of a BERT encoder, mean pooling and
+normalisation (the default all-MiniLM-L6-v2 among them), this runs the same forward pass
+with plain torch ops from the model's own files (``tokenizer.json``, ``config.json``,
+``model.safetensors``). torch itself is already loaded by spaCy (through thinc).
+With ``precision="bf16"`` the four weight matrices of each layer are bfloat16, as the index
+build's autocast: ~6 ms per query on one thread against ~10 ms in fp32 (and 16 ms for the
+numpy version this replaced). Vectors match sentence-transformers' to cosine > 0.9999.
 Other models fall back to :class:`linearrag.embeddings.Encoder`.
 """
 
@@ -15,15 +18,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from scipy.special import erf
 
 
-class NumpyBertEncoder:
-    """Mean-pooled, L2-normalised BERT sentence vectors computed with numpy."""
+class BertQueryEncoder:
+    """Mean-pooled, L2-normalised BERT sentence vectors from plain torch ops (no autograd)."""
 
-    def __init__(self, model_dir: str | Path):
-        from safetensors.numpy import load_file
+    def __init__(self, model_dir: str | Path, precision: str = "fp32", threads: int | None = None):
+        import torch
+        from safetensors.torch import load_file
         from tokenizers import Tokenizer
+
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self.precision = precision
+        matrix_dtype = torch.bfloat16 if precision == "bf16" else torch.float32
 
         model_dir = Path(model_dir)
         config = json.loads((model_dir / "config.json").read_text())
@@ -34,25 +42,29 @@ class NumpyBertEncoder:
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(int(st_config.get("max_seq_length", 256)))
         self.tokenizer.no_padding()
-        w = load_file(str(model_dir / "model.safetensors"))
-        w = {k.removeprefix("bert."): v for k, v in w.items()}
+        w = {k.removeprefix("bert."): v.float() for k, v in load_file(str(model_dir / "model.safetensors")).items()}
         self.word = w["embeddings.word_embeddings.weight"]
         self.position = w["embeddings.position_embeddings.weight"]
         self.token_type = w["embeddings.token_type_embeddings.weight"]
         self.emb_ln = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+
+        def matrix(name: str):   # stored [out, in]; kept as [in, out] for x @ W
+            return w[name].T.contiguous().to(matrix_dtype)
+
         self.layers = []
         for i in range(int(config["num_hidden_layers"])):
             p = f"encoder.layer.{i}."
-            qkv_w = np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]).T
-            qkv_b = np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
+            qkv_w = torch.cat([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]).T
+            qkv_b = torch.cat([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
             self.layers.append((
-                np.ascontiguousarray(qkv_w), qkv_b,
-                np.ascontiguousarray(w[p + "attention.output.dense.weight"].T), w[p + "attention.output.dense.bias"],
+                qkv_w.contiguous().to(matrix_dtype), qkv_b,
+                matrix(p + "attention.output.dense.weight"), w[p + "attention.output.dense.bias"],
                 (w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
-                np.ascontiguousarray(w[p + "intermediate.dense.weight"].T), w[p + "intermediate.dense.bias"],
-                np.ascontiguousarray(w[p + "output.dense.weight"].T), w[p + "output.dense.bias"],
+                matrix(p + "intermediate.dense.weight"), w[p + "intermediate.dense.bias"],
+                matrix(p + "output.dense.weight"), w[p + "output.dense.bias"],
                 (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
             ))
+        self._matrix_dtype = matrix_dtype
 
     @staticmethod
     def supports(model_dir: str | Path) -> bool:
@@ -75,32 +87,29 @@ class NumpyBertEncoder:
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """float32 [len(texts), dim], unit rows; each text is run on its own (no padding)."""
+        import torch
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, enc in enumerate(self.tokenizer.encode_batch(list(texts))):
-            out[i] = self._forward(np.asarray(enc.ids), np.asarray(enc.type_ids))
+        with torch.inference_mode():
+            for i, enc in enumerate(self.tokenizer.encode_batch(list(texts))):
+                out[i] = self._forward(torch.tensor(enc.ids), torch.tensor(enc.type_ids)).numpy()
         return out
 
-    def _forward(self, ids: np.ndarray, type_ids: np.ndarray) -> np.ndarray:
-        n = len(ids)
+    def _forward(self, ids, type_ids):
+        import torch.nn.functional as F
+
+        n, d, dt = len(ids), self.dim, self._matrix_dtype
+        h = self.heads
+
+        def dense(x, weight, bias):
+            return (x.to(dt) @ weight).float() + bias
+
         x = self.word[ids] + self.position[:n] + self.token_type[type_ids]
-        x = _layer_norm(x, *self.emb_ln, self.eps)
-        h, dh = self.heads, self.dim // self.heads
+        x = F.layer_norm(x, (d,), *self.emb_ln, self.eps)
         for qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2 in self.layers:
-            q, k, v = np.split(x @ qkv_w + qkv_b, 3, axis=1)
-            q, k, v = (m.reshape(n, h, dh).transpose(1, 0, 2) for m in (q, k, v))
-            scores = q @ k.transpose(0, 2, 1) / np.sqrt(dh)
-            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            scores /= scores.sum(axis=-1, keepdims=True)
-            ctx = (scores @ v).transpose(1, 0, 2).reshape(n, self.dim)
-            x = _layer_norm(x + ctx @ o_w + o_b, *ln1, self.eps)
-            inner = x @ i_w + i_b
-            inner = 0.5 * inner * (1.0 + erf(inner / np.sqrt(2.0)))
-            x = _layer_norm(x + inner @ f_w + f_b, *ln2, self.eps)
-        vec = x.mean(axis=0)
-        return vec / max(float(np.linalg.norm(vec)), 1e-12)
-
-
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
+            q, k, v = (m.reshape(n, h, d // h).transpose(0, 1) for m in dense(x, qkv_w, qkv_b).split(d, dim=1))
+            ctx = F.scaled_dot_product_attention(q, k, v).transpose(0, 1).reshape(n, d)
+            x = F.layer_norm(x + dense(ctx, o_w, o_b), (d,), *ln1, self.eps)
+            x = F.layer_norm(x + dense(F.gelu(dense(x, i_w, i_b)), f_w, f_b), (d,), *ln2, self.eps)
+        vec = x.mean(dim=0)
+        return vec / vec.norm().clamp_min(1e-12)
