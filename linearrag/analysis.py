@@ -7,6 +7,7 @@ temporal labels are dropped here, so index and query see the same entities.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -85,7 +86,7 @@ class Analyzer:
             result.ngrams = _candidate_ngrams(doc, self.lang)
             yield result
 
-    @property
+    @functools.cached_property
     def english_model(self) -> tuple[str, str] | None:
         """For Japanese: the English model that reads whole English sentences, and its version."""
         if self.lang != "ja":
@@ -155,7 +156,7 @@ _MIN_ENGLISH_WORDS = 4
 def _is_english_sentence(text: str) -> bool:
     """A sentence in Latin script, no kana or kanji, of 4+ words (short Latin lines such as
     "Rust" or "GitLab" are names the Japanese rules already catch)."""
-    if len(text.split()) < _MIN_ENGLISH_WORDS or not any(ch.isascii() and ch.isalpha() for ch in text):
+    if len(text.split()) < _MIN_ENGLISH_WORDS or not _has_latin_letter(text):
         return False
     return not any(_is_japanese_char(ch) for ch in text)
 
@@ -206,8 +207,12 @@ def _ends_latin_sentence(tok, nxt) -> bool:
     return head.isascii() and head.isupper() or _is_japanese_char(head)
 
 
+def _has_latin_letter(text: str) -> bool:
+    return any(ch.isascii() and ch.isalpha() for ch in text)
+
+
 def _is_latin_word(tok) -> bool:
-    return any(ch.isascii() and ch.isalpha() for ch in tok.text)
+    return _has_latin_letter(tok.text)
 
 
 def _split_at_newlines(span) -> list:
@@ -264,7 +269,7 @@ def _is_hiragana(key: str) -> bool:
 def _is_name_like(tok) -> bool:
     text = tok.text
     return ("固有名詞" in tok.tag_ or all("\u30a0" <= ch <= "\u30ff" for ch in text)
-            or (text.isascii() and any(ch.isalpha() for ch in text)))
+            or (text.isascii() and _has_latin_letter(text)))
 
 
 def _japanese_noun_phrases(doc) -> list:
@@ -308,12 +313,13 @@ def _is_kanji_or_katakana(ch: str) -> bool:
 def _drop_latin_fragments(spans: list, phrases: list) -> list:
     """GiNZA's NER cuts Latin names into pieces (Claude | Code): drop an entity of Latin
     words that lies strictly inside a noun phrase of Latin words (Claude Code)."""
-    inside = set()
-    for p in phrases:
-        if all(_is_latin_word(t) for t in p):
-            inside.update((a, b) for a in range(p.start, p.end) for b in range(a + 1, p.end + 1)
-                          if (a, b) != (p.start, p.end))
-    return [s for s in spans if (s.start, s.end) not in inside or not all(_is_latin_word(t) for t in s)]
+    latin = [p for p in phrases if all(_is_latin_word(t) for t in p)]
+
+    def is_fragment(s) -> bool:
+        return all(_is_latin_word(t) for t in s) and any(
+            p.start <= s.start and s.end <= p.end and len(s) < len(p) for p in latin)
+
+    return [s for s in spans if not is_fragment(s)]
 
 
 def _add_person_names(doc, spans: list) -> list:
