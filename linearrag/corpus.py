@@ -23,29 +23,58 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CorpusError
+from .jsonl import jsonl_lines
+from .markdown import blank_code, code_identifiers, read_sections
 
 log = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = (".txt", ".md")
+TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+HEADING_SEPARATOR = " › "
 _CHUNK_PREFIX = re.compile(r"^\s*(\d+):")
 _BLANK_LINES = re.compile(r"\n\s*\n")
 
 
 @dataclass(frozen=True)
 class Passage:
-    """One retrievable unit: a stable id, a title (may be empty) and the text."""
+    """One retrievable unit: a stable id, a title (may be empty) and the text.
+
+    ``title_is_name``: the title names the passage's subject (a record's title) and is an
+    entity of it; a file path is not. ``title_in_text``: the title is read with the text
+    even when it is no name (a Markdown heading path). ``ner_text``: the text as NER sees
+    it, same length as ``text`` (code blanked), None = the text. ``terms``: extra entities
+    of the passage as ``(surface, label)``: ``HEADING`` (about the whole passage, like a
+    title) or ``CODE`` (an identifier, linked to the sentences that contain it).
+    """
 
     id: str
     title: str
     text: str
-    title_is_name: bool = True  # False for file paths: not an entity of the passage
+    title_is_name: bool = True
+    title_in_text: bool = False
+    ner_text: str | None = None
+    terms: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def _prefix(self) -> str:
+        if self.title and (self.title_is_name or self.title_in_text) and not self.text.startswith(self.title):
+            return f"{self.title}\n"
+        return ""
 
     @property
     def full_text(self) -> str:
-        """What analysis and embeddings see: the title, then the text."""
-        if self.title and self.title_is_name and not self.text.startswith(self.title):
-            return f"{self.title}\n{self.text}"
-        return self.text
+        """What the embeddings see: the title, then the text."""
+        return self._prefix + self.text
+
+    @property
+    def analysis_text(self) -> str:
+        """What NER sees: like :attr:`full_text`, with code blanked (same length and offsets)."""
+        return self._prefix + (self.ner_text if self.ner_text is not None else self.text)
+
+    @property
+    def title_line(self) -> bool:
+        """True when the analysed text starts with the title on a line of its own."""
+        return bool(self._prefix)
 
 
 def load_corpus(path: str | Path, max_chars: int = 1000) -> list[Passage]:
@@ -66,7 +95,7 @@ def load_corpus(path: str | Path, max_chars: int = 1000) -> list[Passage]:
     elif path.suffix.lower() == ".json":
         passages = _load_json(path)
     elif path.suffix.lower() in TEXT_SUFFIXES:
-        passages = _split_text_file(path, path.name, read_utf8(path), max_chars)
+        passages = _read_text_file(path, path.name, read_utf8(path), max_chars)
     else:
         raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md files, a .jsonl or a .json file")
     if not passages:
@@ -95,26 +124,64 @@ def _load_directory(root: Path, max_chars: int) -> list[Passage]:
         except CorpusError as exc:
             log.warning("skipping %s", exc)
             continue
-        passages.extend(_split_text_file(file, rel, text, max_chars))
+        passages.extend(_read_text_file(file, rel, text, max_chars))
     return passages
+
+
+def _read_text_file(file: Path, rel: str, text: str, max_chars: int) -> list[Passage]:
+    if file.suffix.lower() in MARKDOWN_SUFFIXES:
+        return _split_markdown_file(file, rel, text, max_chars)
+    return _split_text_file(file, rel, text, max_chars)
+
+
+def _split_markdown_file(file: Path, rel: str, text: str, max_chars: int) -> list[Passage]:
+    """Sections at headings, each cut into passages of whole paragraphs up to ``max_chars``;
+    title = heading path; ids ``relpath#n`` in reading order."""
+    sections = read_sections(text, fallback_title=Path(rel).stem)
+    if not sections:
+        log.warning("skipping %s: no text", file)
+        return []
+    passages: list[Passage] = []
+    for section in sections:
+        title = HEADING_SEPARATOR.join(section.path)
+        headings = (section.path[-1],)   # its own heading: a document title on every passage would be a hub
+        for chunk in _merge_paragraphs(list(zip(section.paragraphs, section.code)), max_chars):
+            body = "\n".join(p for p, _ in chunk)
+            spans, pos = [], 0
+            for para, is_code in chunk:
+                if is_code:
+                    spans.append((pos, pos + len(para)))
+                pos += len(para) + 1
+            prose = " ".join(p for p, is_code in chunk if not is_code)
+            terms = tuple((h, "HEADING") for h in headings) + tuple((c, "CODE") for c in code_identifiers(prose))
+            passages.append(Passage(id=f"{rel}#{len(passages)}", title=title, text=body, title_is_name=False,
+                                    title_in_text=True, ner_text=blank_code(body, spans), terms=terms))
+    return passages
+
+
+def _merge_paragraphs(paragraphs: list, max_chars: int) -> list[list]:
+    """Consecutive paragraphs ``(text, …)`` merged into chunks of at most ``max_chars``
+    characters (a longer paragraph is a chunk of its own)."""
+    chunks: list[list] = []
+    size = 0
+    for para in paragraphs:
+        if chunks and size + 1 + len(para[0]) <= max_chars:
+            chunks[-1].append(para)
+            size += 1 + len(para[0])
+        else:
+            chunks.append([para])
+            size = len(para[0])
+    return chunks
 
 
 def _split_text_file(file: Path, rel: str, text: str, max_chars: int) -> list[Passage]:
     """Split on blank lines, then merge consecutive paragraphs up to ``max_chars``."""
     paragraphs = [" ".join(p.split()) for p in _BLANK_LINES.split(text)]
-    paragraphs = [p for p in paragraphs if p]
+    paragraphs = [(p,) for p in paragraphs if p]
     if not paragraphs:
         log.warning("skipping %s: empty file", file)
         return []
-    chunks: list[str] = []
-    current = ""
-    for para in paragraphs:
-        if current and len(current) + 1 + len(para) > max_chars:
-            chunks.append(current)
-            current = para
-        else:
-            current = f"{current}\n{para}" if current else para
-    chunks.append(current)
+    chunks = ["\n".join(p for p, in chunk) for chunk in _merge_paragraphs(paragraphs, max_chars)]
     return [Passage(id=f"{rel}#{n}", title=rel, text=chunk, title_is_name=False) for n, chunk in enumerate(chunks)]
 
 
@@ -142,9 +209,7 @@ def _record_to_passage(path: Path, where: str, record: object, default_id: str) 
 
 def _load_jsonl(path: Path) -> list[Passage]:
     passages = []
-    for lineno, line in enumerate(read_utf8(path).splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in jsonl_lines(read_utf8(path)):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:

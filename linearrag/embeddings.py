@@ -12,7 +12,8 @@ import importlib.metadata
 import importlib.resources
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -22,8 +23,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 USE_MULTILINGUAL = "universal-sentence-encoder-multilingual"
-# The default per language: MiniLM is English-only (dense Recall@5 30.6 on JSQuAD), the
-# multilingual USE (numpy, ~100 paragraphs/s here) reaches 83 there.
+# The default per language: MiniLM is English-only; for Japanese the multilingual USE (numpy),
+# whose dense figures on JSQuAD are in docs/benchmarks.md.
 DEFAULT_EMBEDDING_MODELS = {"en": DEFAULT_EMBEDDING_MODEL, "ja": USE_MULTILINGUAL}
 # Model names that resolve to a package carrying the weights.
 _PACKAGED_MODELS = {
@@ -40,6 +41,23 @@ def bf16_supported() -> bool:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):
         return False
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run a block with ``n`` torch threads (None: every core), then restore the previous count.
+
+    torch's thread count is process-wide: a server whose queries run on one thread must not
+    make a build in the same process embed on one thread too.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n or os.cpu_count() or 1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class Encoder:

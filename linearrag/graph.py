@@ -17,7 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .analysis import AnalyzedText
-from .normalize import is_usable_entity, normalize_entity
+from .normalize import is_usable_entity, normalize_entity, singular_key
+
+# Labels of entities that come from terms rather than names (see ``GraphBuilder``).
+TERM_LABELS = frozenset({"TERM", "CODE", "HEADING"})
+_PERSON_LABELS = frozenset({"PERSON", "TITLE"})
 
 
 @dataclass
@@ -32,9 +36,19 @@ class TriGraph:
 
 
 class GraphBuilder:
-    """Accumulates analysed passages one at a time, then emits the matrices."""
+    """Accumulates analysed passages one at a time, then emits the matrices.
 
-    def __init__(self) -> None:
+    Terms (English noun phrases ``TERM``, code identifiers ``CODE``, headings ``HEADING``)
+    are candidates: at :meth:`build` an entity known only as a noun-phrase term is kept when
+    it occurs in at least ``term_min_df`` passages, and an entity known only from terms is
+    dropped when it occurs in more than ``term_max_df`` of the passages (at least
+    ``TERM_MAX_DF_FLOOR`` passages): "example", "function" or `str` would be hubs that
+    connect everything. Named entities (NER, titles) are never filtered.
+    """
+
+    def __init__(self, term_min_df: int = 2, term_max_df: float = 0.05) -> None:
+        self.term_min_df = term_min_df
+        self.term_max_df = term_max_df
         self._entity_index: dict[str, int] = {}
         self._surfaces: list[Counter] = []
         self._labels: list[Counter] = []
@@ -56,31 +70,53 @@ class GraphBuilder:
         self._labels[idx][label] += 1
         return idx
 
-    def add(self, analyzed: AnalyzedText, title: str = "") -> None:
-        """Add one passage (its sentences and mentions); a non-empty ``title`` becomes its entity."""
+    def add(self, analyzed: AnalyzedText, title: str = "", terms: tuple[tuple[str, str], ...] = (),
+            title_line: bool = False) -> None:
+        """Add one passage (its sentences and mentions).
+
+        A non-empty ``title`` becomes its entity, on every sentence; ``terms`` are extra
+        ``(surface, label)`` entities: a ``HEADING`` on every sentence, a ``CODE`` identifier on
+        the sentences that contain it. With ``title_line`` the first sentence is the title
+        line: its mentions count for the passage but it bridges nothing (it only restates
+        the title, and a query naming the title would find it similar for that reason alone).
+        A one-word person name that is the first or last word of a longer person name (or of
+        the title) in the same passage is that entity ("Franklin" after "Aretha Franklin").
+        """
         p = self._n_passages
         self._n_passages += 1
         title_key = normalize_entity(title) if title else ""
-        title_entity = None
+        everywhere: list[int] = []   # entities of every sentence
         if title_key and is_usable_entity(title_key):
-            title_entity = self._entity(title_key, title.strip(), "TITLE")
+            everywhere.append(self._entity(title_key, title.strip(), "TITLE"))
+        code: list[tuple[str, int]] = []
+        for surface, label in terms:
+            key = normalize_entity(surface)
+            key = singular_key(key) if label == "HEADING" else key
+            if not is_usable_entity(key):
+                continue
+            e = self._entity(key, surface.strip(), label)
+            if label == "HEADING":
+                everywhere.append(e)
+            else:
+                code.append((surface, e))
+        for e in dict.fromkeys(everywhere + [e for _, e in code]):
             self._c_rows.append(p)
-            self._c_cols.append(title_entity)
-        for sentence, mentions in zip(analyzed.sentences, analyzed.mentions):
+            self._c_cols.append(e)
+        short_forms = _short_forms(analyzed, title_key, title.strip())
+        for k, (sentence, mentions) in enumerate(zip(analyzed.sentences, analyzed.mentions)):
             s = len(self.sentences)
             self.sentences.append(sentence)
             self._sent_passage.append(p)
-            seen = set()
-            if title_entity is not None:
-                seen.add(title_entity)
-                self._m_rows.append(s)
-                self._m_cols.append(title_entity)
+            bridges = not (title_line and k == 0)
+            in_sentence = list(everywhere) + [e for surface, e in code if surface in sentence]
             for m in mentions:
-                e = self._entity(m.key, m.surface, m.label)
+                key, surface = short_forms.get(m.key, (m.key, m.surface))
+                e = self._entity(key, surface, m.label)
                 self._c_rows.append(p)
                 self._c_cols.append(e)
-                if e not in seen:
-                    seen.add(e)
+                in_sentence.append(e)
+            if bridges:
+                for e in dict.fromkeys(in_sentence):
                     self._m_rows.append(s)
                     self._m_cols.append(e)
 
@@ -96,15 +132,49 @@ class GraphBuilder:
             shape=(len(self.sentences), n_e), dtype=np.float32,
         )
         M.sum_duplicates()
+        M.data[:] = 1.0
         keys = [""] * n_e
         for key, idx in self._entity_index.items():
             keys[idx] = key
+        keep = self._kept_entities(C)
+        cols = np.flatnonzero(keep)
         return TriGraph(
             sentences=self.sentences,
             sentence_passage=np.asarray(self._sent_passage, dtype=np.int32),
-            entity_keys=keys, entity_names=[_most_common(c) for c in self._surfaces],
-            entity_labels=[_most_common(c) for c in self._labels], C=C, M=M,
+            entity_keys=[keys[e] for e in cols], entity_names=[_most_common(self._surfaces[e]) for e in cols],
+            entity_labels=[_most_common(self._labels[e]) for e in cols],
+            C=C[:, cols].tocsr(), M=M[:, cols].tocsr(),
         )
+
+    def _kept_entities(self, C: sp.csr_matrix) -> np.ndarray:
+        """Boolean mask over entities: the document-frequency filter for terms."""
+        df = np.bincount(C.indices, minlength=C.shape[1])
+        max_df = max(self.term_max_df * self._n_passages, TERM_MAX_DF_FLOOR)
+        keep = np.ones(C.shape[1], dtype=bool)
+        for e, labels in enumerate(self._labels):
+            if set(labels) <= TERM_LABELS:
+                keep[e] = df[e] <= max_df and (df[e] >= self.term_min_df or set(labels) != {"TERM"})
+        return keep
+
+
+TERM_MAX_DF_FLOOR = 20
+
+
+def _short_forms(analyzed: AnalyzedText, title_key: str, title: str) -> dict[str, tuple[str, str]]:
+    """One-word person keys of a passage → (key, surface) of the one longer person name (or
+    title) of the passage whose first or last word they are."""
+    surfaces = {m.key: m.surface for ms in analyzed.mentions for m in ms if m.label in _PERSON_LABELS}
+    longer = {k: v for k, v in surfaces.items() if " " in k}
+    if " " in title_key:
+        longer[title_key] = title
+    out = {}
+    for key in surfaces:
+        if " " in key:
+            continue
+        matches = sorted(k for k in longer if key in (k.split()[0], k.split()[-1]))
+        if len(matches) == 1:
+            out[key] = (matches[0], longer[matches[0]])
+    return out
 
 
 def _most_common(counter: Counter) -> str:
@@ -112,9 +182,9 @@ def _most_common(counter: Counter) -> str:
     return min(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0]
 
 
-def build_graph(items: Iterable[tuple[AnalyzedText, str]]) -> TriGraph:
+def build_graph(items: Iterable[tuple[AnalyzedText, str]], **options) -> TriGraph:
     """Build the Tri-Graph from ``(analysed passage, title)`` pairs in passage order."""
-    builder = GraphBuilder()
+    builder = GraphBuilder(**options)
     for analyzed, title in items:
         builder.add(analyzed, title)
     return builder.build()

@@ -51,3 +51,27 @@ def detect_language(texts: Iterable[str]) -> str:
     if c["latin"] >= 0.5 * letters:
         return "en"
     raise CorpusError("the corpus is in a script this engine has no model for; only English and Japanese are supported")
+
+
+_LANGUAGE_NAMES = {"en": "English", "ja": "Japanese"}
+
+
+def query_language_warning(query: str, index_language: str) -> str | None:
+    """A warning when the query is written in a language the index does not hold (a Chinese
+    question on an English index), else None. A Japanese index also holds English text, and a
+    Japanese query may be all kanji, so there only Korean and other scripts are flagged."""
+    c = _script_counts([query])
+    letters = sum(c.values())
+    if letters == 0:
+        return None
+    if c["hangul"] >= 0.5 * letters:
+        seen = "Korean"
+    elif c["other"] >= 0.5 * letters:
+        seen = "a script other than Latin, kana or Han"
+    elif index_language == "en" and c["kana"] + c["han"] >= 0.5 * letters:
+        seen = "Japanese" if c["kana"] else "Chinese"
+    else:
+        return None
+    held = _LANGUAGE_NAMES.get(index_language, index_language)
+    return (f"the query looks {seen} but the index holds {held} text; the passages returned are unlikely "
+            f"to be relevant (ask in {held}, or build an index of {seen} documents)")

@@ -10,15 +10,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import ValidationError
+from typing_extensions import TypedDict
 
 from .build import BuildConfig, build_index
 from .errors import LinearRAGError
-from .retrieval import RetrievalParams, Retriever
+from .retrieval import QueryResult, RetrievalParams, Retriever
 from .store import read_meta
 
 log = logging.getLogger(__name__)
@@ -29,6 +33,72 @@ INSTRUCTIONS = (
     "named in the question, level ≥ 2 = reached through the quoted bridging sentence). Answer only from the "
     "passages and cite their ids; say so when they do not contain the answer."
 )
+
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+WRITES_INDEX = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
+
+
+@dataclass
+class BatchResult:
+    """Results of ``query_batch``, in the order of the questions."""
+
+    results: list[QueryResult]
+
+
+class IndexInfo(TypedDict):
+    """What ``index_info`` returns (the index's meta.json, abridged)."""
+
+    index: str
+    language: str
+    counts: dict[str, int]
+    ner: dict[str, Any]
+    embedding: dict[str, Any]
+    build: dict[str, Any]
+    timings_s: dict[str, float]
+    created: str
+    input: dict[str, Any]
+    format_version: int
+
+
+class BuildSummary(TypedDict):
+    """What ``build_index`` returns: counts, seconds per stage and the size on disk."""
+
+    index: str
+    language: str
+    passages: int
+    sentences: int
+    entities: int
+    bridge_sentences: int
+    C_nnz: int
+    M_nnz: int
+    seconds: dict[str, float]
+    seconds_total: float
+    index_bytes: int
+
+
+def _one_line(exc: ValidationError) -> str:
+    """A pydantic validation error as one line: each bad argument with what it must be."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        parts.append(f"{where}: {err.get('msg', 'invalid')} (got {err.get('input')!r})")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+class LinearRAGServer(MCPServer):
+    """MCPServer whose tool errors are the one-line message alone: argument validation errors
+    are summarised (the SDK gives a multi-line pydantic dump with a URL), and the SDK's
+    "Error executing tool NAME: " prefix is dropped."""
+
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_one_line(exc.__cause__)) from None
+            message = str(exc).removeprefix(f"Error executing tool {name}: ")
+            raise ToolError(message) from None
 
 
 class RetrieverPool:
@@ -67,7 +137,7 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
 
     With ``preload`` the default index and its models load now, so the first query is warm.
     """
-    server = MCPServer("linearrag", instructions=INSTRUCTIONS)
+    server = LinearRAGServer("linearrag", instructions=INSTRUCTIONS)
     pool = RetrieverPool(index, params or RetrievalParams())
     if preload and index:
         pool.get(index)
@@ -78,28 +148,28 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
         except LinearRAGError as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def query(question: str, top_k: int | None = None, mode: str | None = None,
-              params: dict[str, Any] | None = None, index: str | None = None) -> dict[str, Any]:
+              params: dict[str, Any] | None = None, index: str | None = None) -> QueryResult:
         """Retrieve the passages that answer `question`, with the entity chain that reached them.
 
         mode: linearrag (default, graph), dense, bm25 or rrf. params: retrieval parameters by name
         (delta, max_iterations, lam, damping, ...). index: an index directory other than the default.
         Returns the same JSON as scripts/query_graph.py.
         """
-        return guarded(lambda: pool.get(index).query(question, _params(pool.params, top_k, mode, params)).to_dict())
+        return guarded(lambda: pool.get(index).query(question, _params(pool.params, top_k, mode, params)))
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def query_batch(questions: list[str], top_k: int | None = None, mode: str | None = None,
-                    params: dict[str, Any] | None = None, index: str | None = None) -> dict[str, Any]:
+                    params: dict[str, Any] | None = None, index: str | None = None) -> BatchResult:
         """Answer several questions at once (batched NER and embedding); `results` in the same order."""
         if not questions:
             raise ToolError("questions is empty; pass at least one question")
-        return guarded(lambda: {"results": [r.to_dict() for r in pool.get(index).query_batch(
-            questions, _params(pool.params, top_k, mode, params))]})
+        return guarded(lambda: BatchResult(pool.get(index).query_batch(
+            questions, _params(pool.params, top_k, mode, params))))
 
-    @server.tool()
-    def index_info(index: str | None = None) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY)
+    def index_info(index: str | None = None) -> IndexInfo:
         """Counts, models, language, build parameters and build time of an index."""
         path = index or pool.default_index
         if not path:
@@ -108,9 +178,9 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
         keys = ("language", "counts", "ner", "embedding", "build", "timings_s", "created", "input", "format_version")
         return {"index": str(Path(path).resolve()), **{k: meta.get(k) for k in keys}}
 
-    @server.tool(name="build_index")
+    @server.tool(name="build_index", annotations=WRITES_INDEX)
     async def build_index_tool(input: str, output: str, lang: str = "auto", max_chars: int = 1000,
-                               ctx: Context | None = None) -> dict[str, Any]:
+                               ctx: Context | None = None) -> BuildSummary:
         """Build (or atomically replace) an index from a corpus: a directory of .txt/.md files, a .jsonl of
         {"id", "title", "text"} or a .json list. Reports progress; returns the build summary."""
         started = time.perf_counter()

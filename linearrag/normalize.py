@@ -60,3 +60,26 @@ def is_usable_entity(key: str) -> bool:
     if len(key) < 2 and not any(ord(ch) > 0x2E80 for ch in key):
         return False
     return bool(key) and not key.replace(" ", "").replace(".", "").replace(",", "").isdigit()
+
+
+_KEEP_S = ("ss", "us", "is", "os", "as", "'s")
+
+
+def singular_key(key: str) -> str:
+    """An English term key with its last word made singular by simple rules ("path
+    parameters" → "path parameter", "dependencies" → "dependency", "classes" → "class");
+    words ending in -ss, -us, -is, -os, -as and short words stay as they are.
+
+    >>> singular_key("reference cycles")
+    'reference cycle'
+    """
+    head, _, last = key.rpartition(" ")
+    if len(last) <= 3 or not last.isalpha() or not last.isascii():
+        return key
+    if last.endswith("ies") and len(last) > 4:
+        last = last[:-3] + "y"
+    elif last.endswith(("sses", "shes", "ches", "xes")):
+        last = last[:-2]
+    elif last.endswith("s") and not last.endswith(_KEEP_S):
+        last = last[:-1]
+    return f"{head} {last}" if head else last

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .corpus import read_utf8
 from .errors import CorpusError
+from .jsonl import jsonl_lines
 
 
 @dataclass
@@ -17,6 +18,7 @@ class Question:
     answers: list[str] | None = None      # None: no answer known (Contain@5 not available)
     gold_ids: list[str] | None = None     # None: no gold passages (Recall not available)
     type: str | None = None
+    facts: list[dict] | None = None       # docs layout: [{"file", "phrase"}], gold independent of chunking
     extra: dict = field(default_factory=dict)
 
 
@@ -41,9 +43,7 @@ def load_questions(path: str | Path) -> list[Question]:
         records = [(f"item {i}", r) for i, r in enumerate(data)]
     else:
         records = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
+        for lineno, line in jsonl_lines(text):
             try:
                 records.append((f"line {lineno}", json.loads(line)))
             except json.JSONDecodeError as exc:
@@ -66,8 +66,12 @@ def _to_question(path: Path, where: str, rec: object, i: int) -> Question:
     if gold is not None:
         gold = [str(g) for g in gold]
     qtype = rec.get("type", rec.get("question_type"))
+    facts = rec.get("facts")
+    if facts is not None and (not isinstance(facts, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("phrase"), str) and f["phrase"].strip() for f in facts)):
+        raise CorpusError(f"{path}:{where}: 'facts' must be a list of {{\"file\", \"phrase\"}} objects")
     return Question(id=str(rec.get("id", i)), question=rec["question"], answers=answers, gold_ids=gold,
-                    type=None if qtype is None else str(qtype))
+                    type=None if qtype is None else str(qtype), facts=facts or None)
 
 
 def read_query_file(path: str | Path) -> list[tuple[str, str]]:

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from .corpus import Passage
 from .errors import IndexFormatError
 from .graph import TriGraph
+from .jsonl import jsonl_lines
 
 FORMAT_VERSION = 1
 _EMBEDDINGS = ("passage_emb.npy", "sentence_emb.npy", "entity_emb.npy")
@@ -99,12 +100,19 @@ def atomic_directory(target: Path):
     _recover_interrupted_swap(target)
     _remove_stale_temporaries(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
+    os.chmod(tmp, 0o777 & ~_umask())   # mkdtemp makes it 0700: other users could not read the index
     try:
         yield tmp
         _swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _backup_path(target: Path) -> Path:
@@ -176,7 +184,7 @@ def load_index(path: str | Path, mmap: bool = True) -> Index:
         if not (path / name).exists():
             raise IndexFormatError(f"{path}: missing file {name}; the index is incomplete, rebuild it")
     try:
-        passages = [json.loads(line) for line in (path / "passages.jsonl").read_text(encoding="utf-8").splitlines()]
+        passages = [json.loads(line) for _, line in jsonl_lines((path / "passages.jsonl").read_text(encoding="utf-8"))]
         texts = json.loads((path / "texts.json").read_text(encoding="utf-8"))
         with np.load(path / "graph.npz") as g:
             C = sp.csr_matrix((g["C_data"], g["C_indices"], g["C_indptr"]), shape=tuple(g["C_shape"]))

@@ -8,7 +8,6 @@ if ! command -v uv >/dev/null 2>&1; then
   command -v uv >/dev/null 2>&1 || python3 -m pip install --quiet --user uv
 fi
 
-export UV_COMPILE_BYTECODE=1          # imports take twice as long without bytecode
 export UV_PYTHON_DOWNLOADS=never      # use the machine's Python 3.11
 export TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
@@ -22,4 +21,6 @@ if [ -n "$wheelhouse" ] && [ ! -d "$wheelhouse" ]; then
   echo "note: wheelhouse $wheelhouse not on this machine; taking torch from PyPI (uv.lock is updated locally)" >&2
   uv lock --upgrade-package torch
 fi
-uv sync --quiet
+# Bytecode is compiled here, once (imports take twice as long without it); not on every
+# `uv run`, which would print "Bytecode compiled …" before each command's own output.
+uv sync --quiet --compile-bytecode

@@ -16,8 +16,9 @@ def test_directory_split_and_merge(tmp_path):
     passages = load_corpus(tmp_path, max_chars=45)
     ids = [p.id for p in passages]
     assert ids == ["b.md#0", "sub/a.txt#0", "sub/a.txt#1"]   # sorted, relpath#n
-    assert passages[0].text == "# Title\nFirst paragraph.\nSecond paragraph."
-    assert passages[0].title == "b.md" and not passages[0].title_is_name
+    assert passages[0].text == "First paragraph.\nSecond paragraph."     # Markdown: the heading is the title
+    assert passages[0].title == "Title" and not passages[0].title_is_name
+    assert passages[1].title == "sub/a.txt"
     assert passages[2].text == "y" * 30 + "\n" + "z" * 10       # merged up to the budget
 
 
@@ -82,3 +83,70 @@ def test_missing_path_and_empty_directory(tmp_path):
     (tmp_path / "empty.txt").write_text("  \n\n ", encoding="utf-8")
     with pytest.raises(CorpusError, match="corpus is empty"):
         load_corpus(tmp_path)
+
+
+MARKDOWN = """<!-- a comment the reader never sees -->
+# Smart Pointers { #smart-pointers }
+
+Rust has [smart pointers](ch15-00.md) such as `Box<T>` and `Rc<T>`. ![diagram](img/rc.svg)
+See the [guide][guide-ref] and <https://example.com/raw>.
+
+[guide-ref]: https://doc.rust-lang.org/book/
+
+## Reference Cycles
+
+/// tip
+
+A <dfn title="reference counting">reference cycle</dfn> leaks memory.
+
+///
+
+```rust
+let a = Rc::new(5); // Reference Cycles in code
+```
+
+### Preventing them
+
+Use `Weak<T>` instead, as [[Weak References|the weak page]] explains.
+"""
+
+
+def test_markdown_sections_titles_and_clean_prose(tmp_path):
+    (tmp_path / "ch15.md").write_text(MARKDOWN, encoding="utf-8")
+    passages = load_corpus(tmp_path, max_chars=1000)
+    assert [p.id for p in passages] == ["ch15.md#0", "ch15.md#1", "ch15.md#2"]
+    assert [p.title for p in passages] == [
+        "Smart Pointers", "Smart Pointers › Reference Cycles", "Smart Pointers › Reference Cycles › Preventing them"]
+    first, cycles, weak = passages
+    assert first.text == "Rust has smart pointers such as `Box<T>` and `Rc<T>`. See the guide and ."
+    for debris in ("](", "<!--", "img/", "https://", "[guide", "{ #", "///", "<dfn"):
+        assert all(debris not in p.text for p in passages), debris
+    assert ("Box<T>", "CODE") in first.terms and ("Rc<T>", "CODE") in first.terms
+    assert ("Smart Pointers", "HEADING") in first.terms
+    assert ("Reference Cycles", "HEADING") in cycles.terms
+    # The code block stays in the text, blanked (same length) in what NER reads.
+    assert "let a = Rc::new(5);" in cycles.text and "Rc::new" not in cycles.analysis_text
+    assert len(cycles.analysis_text) == len(cycles.full_text)
+    assert cycles.full_text.startswith("Smart Pointers › Reference Cycles\n") and cycles.title_line
+    assert weak.text == "Use `Weak<T>` instead, as the weak page explains."
+
+
+def test_markdown_without_heading_takes_the_file_name(tmp_path):
+    (tmp_path / "notes.md").write_text("Just a line about Tokyo.\n", encoding="utf-8")
+    (p,) = load_corpus(tmp_path)
+    assert p.title == "notes" and p.text == "Just a line about Tokyo."
+
+
+def test_jsonl_text_with_unicode_line_separators_round_trips(tmp_path):
+    """U+0085, U+2028 and U+2029 are written raw by json.dumps(ensure_ascii=False): not line ends."""
+    from linearrag.questions import load_questions
+
+    text = "Alpha\u2028Beta\u2029Gamma\u0085Delta in Paris."
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "x", "title": "T", "text": text}, ensure_ascii=False) + "\n", encoding="utf-8")
+    (p,) = load_corpus(corpus)
+    assert p.text == text
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(json.dumps({"id": "q", "question": "Who\u2028is it?"}, ensure_ascii=False) + "\r\n",
+                     encoding="utf-8")
+    assert load_questions(qfile)[0].question == "Who\u2028is it?"

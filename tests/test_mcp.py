@@ -25,8 +25,13 @@ def test_server_tools_query_errors_and_survival(sample_index):
 
     async def scenario():
         async with Client(params, read_timeout_seconds=300) as client:
-            tools = {t.name for t in (await client.list_tools()).tools}
-            assert {"query", "query_batch", "index_info", "build_index"} <= tools
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"query", "query_batch", "index_info", "build_index"} <= set(listed)
+            for name in ("query", "query_batch", "index_info"):
+                assert listed[name].annotations.read_only_hint is True
+                assert listed[name].output_schema is not None
+            assert listed["build_index"].annotations.destructive_hint is True
+            assert "passages" in listed["query"].output_schema["properties"]
 
             result = await client.call_tool("query", {"question": BEATRICE, "top_k": 5})
             assert not result.is_error
@@ -34,6 +39,7 @@ def test_server_tools_query_errors_and_survival(sample_index):
             assert {"query", "query_entities", "activated_entities", "passages", "fallback", "params",
                     "timings_ms"} <= set(out)
             assert "2w000278" in [p["id"] for p in out["passages"]]
+            assert result.structured_content is not None and out["warnings"] == []
 
             bad = await client.call_tool("query", {"question": "   "})
             assert bad.is_error and "empty query" in bad.content[0].text
@@ -41,6 +47,11 @@ def test_server_tools_query_errors_and_survival(sample_index):
             assert bad.is_error and "unknown parameter" in bad.content[0].text
             bad = await client.call_tool("query", {"question": "x", "index": "/no/such/index"})
             assert bad.is_error and "no index here" in bad.content[0].text
+            bad = await client.call_tool("query", {"question": "x", "top_k": 0})
+            assert bad.is_error and bad.content[0].text == "top_k must be ≥ 1, got 0"
+            bad = await client.call_tool("query", {"question": "x", "top_k": "many"})
+            text = bad.content[0].text
+            assert bad.is_error and "\n" not in text and "top_k" in text and "http" not in text
 
             batch = _payload(await client.call_tool("query_batch", {"questions": [BEATRICE, "Who is Lothair II?"]}))
             assert len(batch["results"]) == 2

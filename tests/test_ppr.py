@@ -6,7 +6,8 @@ import scipy.sparse as sp
 from linearrag.retrieval.activation import Activation
 from linearrag.retrieval.params import RetrievalParams
 from linearrag.retrieval.ppr import BipartiteWalk, personalized_pagerank
-from linearrag.retrieval.retriever import passage_entity_reset, rrf_scores, top_k
+from linearrag.retrieval.fusion import rrf_scores, top_k
+from linearrag.retrieval.reset import passage_entity_reset
 
 C = sp.csr_matrix(np.array([
     [2, 1, 0, 0],

@@ -152,6 +152,7 @@ def test_query_cli_batch_and_text(sample_index, tmp_path):
     (["--query", "  "], "empty --query"),
     (["--query", "x", "--param", "gamma=1"], "unknown parameter 'gamma'"),
     (["--query", "x", "--param", "delta=abc"], "must be float"),
+    (["--query", "x", "--top-k", "0"], "error: top_k must be ≥ 1, got 0"),
 ])
 def test_query_cli_errors(sample_index, args, message):
     if "--index" not in args:
@@ -159,7 +160,28 @@ def test_query_cli_errors(sample_index, args, message):
     proc = _query_cli(*args, "--quiet")
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0]
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("error: ")
+    assert len(lines[0]) < 200   # the bad value, not the whole parameter object
+
+
+def test_query_in_a_language_the_index_does_not_hold_warns(sample_index, sample_retriever):
+    result = sample_retriever.query("弗雷德里克一世的妻子是谁？")
+    assert len(result.warnings) == 1 and "Chinese" in result.warnings[0]
+    assert sample_retriever.query(BEATRICE).warnings == []
+    proc = _query_cli("--index", str(sample_index[0]), "--query", "베아트리체의 남편은 누구입니까?", "--quiet")
+    assert proc.returncode == 0
+    assert proc.stderr.startswith("warning: the query looks Korean")
+    assert json.loads(proc.stdout)["warnings"] == [proc.stderr.strip().removeprefix("warning: ")]
+
+
+def test_index_directory_follows_the_umask(sample_index):
+    import os
+    import stat
+
+    mask = os.umask(0)
+    os.umask(mask)
+    mode = stat.S_IMODE(os.stat(sample_index[0]).st_mode)
+    assert mode == 0o777 & ~mask
 
 
 def test_corrupt_index_is_reported(sample_index, tmp_path):

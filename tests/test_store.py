@@ -122,3 +122,9 @@ def test_refuses_to_replace_a_non_index_directory(tmp_path):
     with pytest.raises(IndexFormatError, match="not an index"):
         _write(target)
     assert (target / "precious.txt").read_text() == "keep me"
+
+
+def test_passage_with_unicode_line_separators_loads(tmp_path):
+    _write(tmp_path / "idx", marker="one\u2028two\u2029three\u0085four")
+    idx = load_index(tmp_path / "idx")
+    assert idx.passage_texts[0] == "one\u2028two\u2029three\u0085four alpha" and len(idx.passage_ids) == 2

@@ -23,10 +23,12 @@ def parse_args(argv=None):
     ap.add_argument("--batch-size", type=int, default=32, help="embedding batch size")
     ap.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
                     help="embedding arithmetic; auto = bf16 where the CPU supports it")
-    ap.add_argument("--workers", type=int, default=None, help="NER processes (default: 2 for 2,000+ passages)")
+    ap.add_argument("--workers", type=int, default=None, help="NER processes (default: 2 for corpora of 100,000+ characters on 2+ cores)")
     ap.add_argument("--isolated-sentences", action="store_true",
                     help="embed each sentence alone instead of in its passage's context (slower)")
     ap.add_argument("--no-title-entities", action="store_true", help="do not link a passage's title as an entity")
+    ap.add_argument("--no-terms", action="store_true",
+                    help="English: no noun-phrase terms as entities (names, titles, headings and code only)")
     ap.add_argument("--quiet", action="store_true", help="no progress bars or info logs")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     return ap.parse_args(argv)
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
                          max_chars=args.max_chars, batch_size=args.batch_size,
                          precision=args.precision, workers=args.workers,
                          sentences_in_context=not args.isolated_sentences,
-                         title_entities=not args.no_title_entities)
+                         title_entities=not args.no_title_entities, terms=not args.no_terms)
     summary = build_index(args.input, args.output, config, progress=progress_enabled(args.quiet))
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))

@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     retriever = Retriever(load_index(args.index), params, threads=1 if args.query is not None else None)
     results = retriever.query_batch([q for _, q in queries], params)
     for (qid, _), result in zip(queries, results):
+        for warning in result.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         if args.format == "text":
             print(result.format_text() + "\n")
         else:

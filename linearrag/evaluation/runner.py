@@ -12,7 +12,7 @@ from ..progress import bar
 from ..questions import Question
 from ..retrieval.params import RetrievalParams
 from ..retrieval.retriever import Retriever
-from .metrics import aggregate, percentile, score_question
+from .metrics import aggregate, percentile, score_facts, score_question
 
 
 
@@ -47,7 +47,10 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
                         fallbacks[mode] += 1
                     ids = [p.id for p in result.passages]
                     top_texts = [f"{p.title}\n{p.text}" for p in result.passages[:5]]
-                    row = score_question(ids, question.gold_ids, question.answers, top_texts)
+                    if question.facts:
+                        row = score_facts([f["phrase"] for f in question.facts], [p.text for p in result.passages])
+                    else:
+                        row = score_question(ids, question.gold_ids, question.answers, top_texts)
                     per_mode_rows[mode].append(row)
                     per_mode_types[mode][question.type or "all"].append(row)
                     if run is not None:
@@ -67,5 +70,6 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
             "by_type": {t: aggregate(rows) for t, rows in sorted(per_mode_types[mode].items())},
             "latency_ms": {"p50": percentile(latencies[mode], 50), "p95": percentile(latencies[mode], 95)},
             "fallbacks": fallbacks[mode],
+            "fallback_rate": round(100.0 * fallbacks[mode] / len(questions), 2) if questions else None,
         }
     return report

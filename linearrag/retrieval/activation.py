@@ -26,8 +26,8 @@ import scipy.sparse as sp
 @dataclass
 class Activation:
     scores: np.ndarray      # float32 [E], in [0, 1]; 0 = not activated
-    levels: np.ndarray      # int16 [E]; 1 = seed, t+1 = joined at step t, 0 = not activated
-    via_sentence: np.ndarray  # int64 [E]; sentence that carried the entity in, -1 for seeds / inactive
+    levels: np.ndarray      # int16 [E]; 1 = seed, t+1 = its best chain was found at step t, 0 = not activated
+    via_sentence: np.ndarray  # int64 [E]; last sentence of its best chain, -1 for seeds / inactive
 
     @property
     def active(self) -> np.ndarray:
@@ -84,13 +84,15 @@ def activate_entities(
         np.clip(new_scores, 0.0, 1.0, out=new_scores)
         best_sentence = _argmax_sentence(ent, cand, np.repeat(sents, row_len), n_e)
         joined = (levels == 0) & (new_scores >= delta) & (new_scores > 0)
-        improved = (levels > 0) & (new_scores > scores)
-        scores[improved] = new_scores[improved]
+        # A reached entity whose best chain gets better takes that chain's sentence and length,
+        # so the bridging sentence shown is the one behind its score. Seeds keep their link score.
+        improved = (levels > 1) & (new_scores > scores)
+        changed = joined | improved
+        scores[changed] = new_scores[changed]
+        levels[changed] = step + 1
+        via[changed] = best_sentence[changed]
         if not joined.any():
             break
-        scores[joined] = new_scores[joined]
-        levels[joined] = step + 1
-        via[joined] = best_sentence[joined]
     return Activation(scores=scores, levels=levels, via_sentence=via)
 
 

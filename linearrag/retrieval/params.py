@@ -34,6 +34,8 @@ class RetrievalParams:
                     lexical search is sure of is never lost, the graph fills the rest)
     fusion_weight   see ``fusion``
     ngram_linking   also seed index entities (and titles) that a query n-gram names exactly
+    lowercase_linking  let lowercase n-grams (terms: "path parameter", "lifespan") name entities
+                    too; off, an n-gram must hold a capitalised word (English)
     reset           "normalized" (entity and passage resets normalised separately, then mixed)
                     or "paper" (eq. 7 added as is; the balance drifts with corpus size)
     propagation     "max" (max-product: scores stay in [0, 1], each entity remembers its best
@@ -58,6 +60,7 @@ class RetrievalParams:
     fusion: str = "min"
     fusion_weight: float = 3.0
     ngram_linking: bool = True
+    lowercase_linking: bool = True
     reset: str = "normalized"
     propagation: str = "max"
     sigma_scale: str = "absolute"
@@ -68,29 +71,29 @@ class RetrievalParams:
 
     def __post_init__(self) -> None:
         checks = [
-            (self.mode in MODES, f"mode must be one of {', '.join(MODES)}"),
-            (self.top_k >= 1, "top_k must be at least 1"),
-            (0.0 <= self.delta <= 1.0, "delta must be in [0, 1]"),
-            (self.max_iterations >= 0, "max_iterations must be ≥ 0"),
-            (self.lam >= 0.0, "lam must be ≥ 0"),
-            (0.0 < self.damping < 1.0, "damping must be in (0, 1)"),
-            (self.passage_weight >= 0.0, "passage_weight must be ≥ 0"),
-            (self.reset != "normalized" or self.passage_weight <= 1.0, "passage_weight must be ≤ 1 with reset=normalized"),
-            (-1.0 <= self.seed_floor <= 1.0, "seed_floor must be in [-1, 1]"),
-            (self.hub_damping >= 0.0, "hub_damping must be ≥ 0"),
-            (self.prior in ("dense", "hybrid"), "prior must be 'dense' or 'hybrid'"),
-            (self.fusion in ("none", "rrf", "min"), "fusion must be 'none', 'rrf' or 'min'"),
-            (self.fusion_weight > 0.0, "fusion_weight must be > 0"),
-            (self.reset in ("normalized", "paper"), "reset must be 'normalized' or 'paper'"),
-            (self.propagation in ("max", "sum"), "propagation must be 'max' or 'sum'"),
-            (self.sigma_scale in ("absolute", "relative"), "sigma_scale must be 'absolute' or 'relative'"),
-            (self.ppr_iterations >= 1, "ppr_iterations must be ≥ 1"),
-            (self.rrf_k >= 1, "rrf_k must be ≥ 1"),
-            (self.max_reported_entities >= 0, "max_reported_entities must be ≥ 0"),
+            ("mode", self.mode in MODES, f"one of {', '.join(MODES)}"),
+            ("top_k", self.top_k >= 1, "≥ 1"),
+            ("delta", 0.0 <= self.delta <= 1.0, "in [0, 1]"),
+            ("max_iterations", self.max_iterations >= 0, "≥ 0"),
+            ("lam", self.lam >= 0.0, "≥ 0"),
+            ("damping", 0.0 < self.damping < 1.0, "in (0, 1)"),
+            ("passage_weight", self.passage_weight >= 0.0, "≥ 0"),
+            ("passage_weight", self.reset != "normalized" or self.passage_weight <= 1.0, "≤ 1 with reset=normalized"),
+            ("seed_floor", -1.0 <= self.seed_floor <= 1.0, "in [-1, 1]"),
+            ("hub_damping", self.hub_damping >= 0.0, "≥ 0"),
+            ("prior", self.prior in ("dense", "hybrid"), "'dense' or 'hybrid'"),
+            ("fusion", self.fusion in ("none", "rrf", "min"), "'none', 'rrf' or 'min'"),
+            ("fusion_weight", self.fusion_weight > 0.0, "> 0"),
+            ("reset", self.reset in ("normalized", "paper"), "'normalized' or 'paper'"),
+            ("propagation", self.propagation in ("max", "sum"), "'max' or 'sum'"),
+            ("sigma_scale", self.sigma_scale in ("absolute", "relative"), "'absolute' or 'relative'"),
+            ("ppr_iterations", self.ppr_iterations >= 1, "≥ 1"),
+            ("rrf_k", self.rrf_k >= 1, "≥ 1"),
+            ("max_reported_entities", self.max_reported_entities >= 0, "≥ 0"),
         ]
-        for ok, message in checks:
+        for name, ok, rule in checks:
             if not ok:
-                raise ParameterError(f"{message} (got {self})")
+                raise ParameterError(f"{name} must be {rule}, got {getattr(self, name)!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

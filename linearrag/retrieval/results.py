@@ -42,6 +42,7 @@ class QueryResult:
     fallback: str | None
     params: dict
     timings_ms: dict[str, float]
+    warnings: list[str] = field(default_factory=list)   # e.g. a query in a language the index does not hold
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -49,6 +50,7 @@ class QueryResult:
     def format_text(self) -> str:
         """A human-readable rendering: ranked passages and the entity chain."""
         lines = [f"Query: {self.query}  (mode {self.mode})"]
+        lines.extend(f"Warning: {w}" for w in self.warnings)
         if self.fallback:
             lines.append(f"Fallback: {self.fallback}")
         if self.query_entities:

@@ -12,14 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analysis import Analyzer, Mention
+from ..analysis import Analyzer, Mention, NameCandidate
 from ..embeddings import Encoder, load_query_encoder
 from ..errors import ModelMismatchError, ParameterError
+from ..language import query_language_warning
 from ..lexical import EnglishTokenizer, LexicalIndex
 from ..store import Index, load_index
 from .activation import Activation, activate_entities
+from .fusion import hybrid_prior, min_rank_scores, rrf_scores, top_k
+from .linking import link_entities
 from .params import RetrievalParams
 from .ppr import BipartiteWalk, personalized_pagerank
+from .reset import idf_ratio, passage_entity_reset
 from .results import ActivatedEntity, PassageHit, QueryEntity, QueryResult
 
 
@@ -40,14 +44,16 @@ class AnalyzedQuery:
     vector: np.ndarray           # query embedding [dim]
     mention_vectors: np.ndarray  # [len(mentions), dim]
     timings_ms: dict[str, float]
-    ngrams: list[tuple[str, str]] = field(default_factory=list)  # (key, surface) name candidates
+    ngrams: list[NameCandidate] = field(default_factory=list)  # name candidates
+    warnings: list[str] = field(default_factory=list)
 
 
 class Retriever:
     """Answers queries over one index with the index's own models."""
 
     def __init__(self, index: Index, params: RetrievalParams | None = None,
-                 analyzer: Analyzer | None = None, encoder: Encoder | None = None, threads: int | None = 1):
+                 analyzer: Analyzer | None = None, encoder: Encoder | None = None, threads: int | None = 1,
+                 warm: bool = True):
         self.index = index
         self.params = params or RetrievalParams()
         meta = index.meta
@@ -67,6 +73,8 @@ class Retriever:
         self.entity_lookup = {key: i for i, key in enumerate(graph.entity_keys)}
         self._lexical: LexicalIndex | None = None
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
+        if warm:
+            self.analyze_queries(["warm-up"])   # the first call pays one-off costs (lazy weights, caches)
 
     @classmethod
     def from_path(cls, path: str | Path, params: RetrievalParams | None = None, threads: int | None = 1) -> Retriever:
@@ -114,8 +122,10 @@ class Retriever:
                 if m.key not in self.entity_lookup:
                     mv[j] = vectors[cursor]
                     cursor += 1
+            warning = query_language_warning(text, self.index.language)
             out.append(AnalyzedQuery(text, mentions[i], tokens[i], vectors[i], mv,
-                                     {"ner": t_ner, "tokens": t_tok, "encode": t_enc}, docs[i].ngrams))
+                                     {"ner": t_ner, "tokens": t_tok, "encode": t_enc}, docs[i].ngrams,
+                                     [warning] if warning else []))
         return out
 
     def retrieve(self, q: AnalyzedQuery, params: RetrievalParams) -> QueryResult:
@@ -130,10 +140,12 @@ class Retriever:
         elif params.mode == "bm25":
             scores = self.bm25_scores(q)
         elif params.mode == "rrf":
-            scores = rrf_scores([self.dense_scores(q), self.bm25_scores(q)], params.rrf_k)
+            scores = rrf_scores([self.dense_scores(q), self.bm25_scores(q)], params.rrf_k, only_positive=[False, True])
         else:
             t0 = time.perf_counter()
-            seeds, query_entities = self.link_entities(q, params.seed_floor, params.ngram_linking)
+            seeds, query_entities = link_entities(
+                q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, self.index.entity_emb,
+                self.index.graph.entity_names, params.seed_floor, params.ngram_linking, params.lowercase_linking)
             timings["linking"] = (time.perf_counter() - t0) * 1000
             t0 = time.perf_counter()
             dense = self.dense_scores(q)
@@ -147,7 +159,7 @@ class Retriever:
                     scores = dense
                 else:
                     fallback += "; ranked by BM25 + dense fusion"
-                    scores = rrf_scores([dense, lexical], params.rrf_k)
+                    scores = rrf_scores([dense, lexical], params.rrf_k, only_positive=[False, True])
             else:
                 t0 = time.perf_counter()
                 activation = self.activate(q, seeds, params)
@@ -157,7 +169,7 @@ class Retriever:
                 scores = self.pagerank(prior, activation, params)
                 if params.fusion == "rrf":
                     scores = rrf_scores([scores, lexical, dense], params.rrf_k,
-                                        [1.0, params.fusion_weight, params.fusion_weight])
+                                        [1.0, params.fusion_weight, params.fusion_weight], [True, True, False])
                 elif params.fusion == "min":
                     scores = min_rank_scores(scores, lexical, params.fusion_weight)
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
@@ -171,7 +183,7 @@ class Retriever:
             query=q.text, mode=params.mode, query_entities=query_entities,
             activated_entities=self._report_entities(activation, params.max_reported_entities),
             activated_count=0 if activation is None else int(activation.active.size),
-            passages=self._hits(rows, scores, activation), fallback=fallback,
+            passages=self._hits(rows, scores, activation), fallback=fallback, warnings=list(q.warnings),
             params=params.to_dict(), timings_ms={k: round(v, 3) for k, v in timings.items()},
         )
 
@@ -183,39 +195,6 @@ class Retriever:
         if self._lexical is None:
             self._lexical = LexicalIndex.load(self.index.path, len(self.index.passage_ids))
         return self._lexical.scores(q.tokens)
-
-    def link_entities(self, q: AnalyzedQuery, floor: float,
-                      ngram_linking: bool = True) -> tuple[dict[int, float], list[QueryEntity]]:
-        """Seeds from the query: index entities (and titles) named verbatim by an n-gram of the
-        query, then each NER mention matched to its most similar index entity (exact key first).
-        """
-        seeds: dict[int, float] = {}
-        linked: list[QueryEntity] = []
-        names = self.index.graph.entity_names
-        matched = _maximal_matches(q.ngrams, self.entity_lookup) if ngram_linking else []
-        for key, surface in matched:
-            e = self.entity_lookup[key]
-            seeds[e] = 1.0
-            linked.append(QueryEntity(surface, names[e], 1.0))
-        for mention, vec in zip(q.mentions, q.mention_vectors):
-            if any(mention.key in key for key, _ in matched):
-                continue  # part of a longer name already linked ("Burgundy" in "Beatrice I, Countess of Burgundy")
-            exact = self.entity_lookup.get(mention.key)
-            if exact is not None:
-                best, sim = exact, 1.0
-            elif len(names):
-                sims = self.index.entity_emb @ vec
-                best = int(np.argmax(sims))
-                sim = float(sims[best])
-            else:
-                linked.append(QueryEntity(mention.surface, None, 0.0))
-                continue
-            if sim >= floor:
-                seeds[best] = max(seeds.get(best, 0.0), sim)
-                linked.append(QueryEntity(mention.surface, names[best], round(sim, 6)))
-            else:
-                linked.append(QueryEntity(mention.surface, None, round(sim, 6)))
-        return seeds, linked
 
     def activate(self, q: AnalyzedQuery, seeds: dict[int, float], params: RetrievalParams) -> Activation:
         emb = self.index.sentence_emb
@@ -273,98 +252,6 @@ class Retriever:
             out.append(ActivatedEntity(graph.entity_names[e], round(float(activation.scores[e]), 6), level,
                                        sentence, passage))
         return out
-
-
-def _maximal_matches(ngrams: list[tuple[str, str]], lookup: dict[str, int]) -> list[tuple[str, str]]:
-    """The n-grams whose key is an index entity, dropping those inside a longer match."""
-    hits = [(key, surface) for key, surface in ngrams if key in lookup]
-    hits.sort(key=lambda h: -len(h[0]))
-    kept: list[tuple[str, str]] = []
-    for key, surface in hits:
-        if not any(key in longer for longer, _ in kept) and key not in {k for k, _ in kept}:
-            kept.append((key, surface))
-    return kept
-
-
-HUB_MIN_CORPUS = 1000
-
-
-def idf_ratio(C) -> np.ndarray:
-    """Per entity, log((N + 1) / df) / log(N + 1) in (0, 1]: 1 for an entity of one passage,
-    small for a hub that occurs in many. N is the passage count, but at least
-    ``HUB_MIN_CORPUS``: in a handful of documents, an entity in two of them is no hub."""
-    n_p = max(C.shape[0], HUB_MIN_CORPUS)
-    df = np.bincount(C.indices, minlength=C.shape[1]).astype(np.float64)
-    return (np.log((n_p + 1) / np.maximum(df, 1)) / np.log(n_p + 1)).astype(np.float32)
-
-
-def passage_entity_reset(C_log, activation: Activation, dense: np.ndarray, params: RetrievalParams,
-                         hub_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Reset vectors (entities, passages) for PPR from activations and dense scores (eq. 7).
-
-    I₀(p) = λ·sim(q, p) + ln(1 + Σ_e a_e · ln(1 + N_pe) / L_e). In the "normalized"
-    form the entity and passage parts are each scaled to sum 1 and mixed with
-    ``passage_weight``; in the "paper" form I₀ is multiplied by W_p and added as is.
-    ``hub_weight`` (per entity) scales a_e in both parts.
-    """
-    a = activation.scores.astype(np.float64)
-    if hub_weight is not None:
-        a = a * hub_weight
-    levels = activation.levels.astype(np.float64)
-    weighted = np.divide(a, levels, out=np.zeros_like(a), where=levels > 0)
-    entity_term = np.log1p(C_log @ weighted)
-    i0 = params.lam * np.clip(dense, 0.0, None) + entity_term
-    if params.reset == "paper":
-        r_p, r_e = i0 * params.passage_weight, a
-        total = r_p.sum() + r_e.sum()
-        return r_e / total, r_p / total
-    r_e = a / a.sum()
-    r_p = i0 / i0.sum() if i0.sum() > 0 else np.zeros_like(i0)
-    return (1.0 - params.passage_weight) * r_e, params.passage_weight * r_p
-
-
-def hybrid_prior(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
-    """Mean of the cosine (clipped at 0) and the BM25 score scaled by the query's best, in [0, 1]."""
-    top = float(lexical.max()) if lexical.size else 0.0
-    scaled = lexical / top if top > 0 else np.zeros_like(lexical)
-    return 0.5 * (np.clip(dense, 0.0, None) + scaled)
-
-
-def ranks_of(scores: np.ndarray) -> np.ndarray:
-    """Rank of every row (1 = best), ties broken by row order."""
-    order = np.lexsort((np.arange(len(scores)), -scores))
-    ranks = np.empty(len(scores), dtype=np.float64)
-    ranks[order] = np.arange(1, len(scores) + 1)
-    return ranks
-
-
-def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float) -> np.ndarray:
-    """Fuse two rankings by the better of the ranks: key = min(rank₁, factor · rank₂), ties by
-    rank₁. Returned as a score (higher is better): 1 / (key + rank₁ / (n + 1))."""
-    r1, r2 = ranks_of(primary), ranks_of(secondary)
-    key = np.minimum(r1, factor * r2)
-    return 1.0 / (key + r1 / (len(r1) + 1))
-
-
-def rrf_scores(score_lists: list[np.ndarray], k: int, weights: list[float] | None = None) -> np.ndarray:
-    """(Weighted) reciprocal rank fusion: Σ w/(k + rank), ranks from 1, ties broken by row order."""
-    total = np.zeros(len(score_lists[0]), dtype=np.float64)
-    for scores, w in zip(score_lists, weights or [1.0] * len(score_lists)):
-        total += w / (k + ranks_of(scores))
-    return total
-
-
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k highest scores, highest first; ties by lower index (deterministic)."""
-    k = min(k, len(scores))
-    if k == 0:
-        return np.zeros(0, dtype=np.int64)
-    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-    # Include every row tied with the k-th score so the tie-break is by index, not by partition order.
-    kth = scores[part].min()
-    cand = np.flatnonzero(scores >= kth)
-    order = np.lexsort((cand, -scores[cand]))
-    return cand[order][:k]
 
 
 def _check_models(index: Index, analyzer: Analyzer, encoder: Encoder) -> None:

@@ -1,0 +1,171 @@
+"""Markdown-aware reading: sections by heading, clean prose, code kept out of NER.
+
+What the engine sees of a Markdown file:
+
+* **Sections**: the file is cut at ATX headings (``#`` … ``######``, outside code fences);
+  each section's passages carry the heading path as their title ("Smart Pointers ›
+  Reference Cycles"). The document title is the first ``#`` heading, else the file name.
+* **Clean prose**: link targets, images, HTML comments and tags, reference-link
+  definitions, heading anchors (``{ #id }``), include directives (``{* file *}``) and
+  admonition markers (``/// tip``, ``!!! note``) are removed; the visible link text stays.
+  This cleaned text is the passage text returned to users.
+* **Code**: fenced code blocks stay in the passage text (BM25 and the embeddings see them)
+  but are blanked in the text given to NER; identifiers written in backticks in prose
+  (`Depends`, `HashMap<K, V>`) become candidate terms of their passage.
+
+The result is a list of :class:`Section`; ``corpus.py`` turns sections into passages.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_ANCHOR = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_INCLUDE = re.compile(r"\{\*.*?\*\}", re.DOTALL)
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)|!\[([^\]]*)\]\[[^\]]*\]")
+_LINK = re.compile(r"\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_REF_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\]]*\]")
+_WIKI_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
+_REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+.*$")
+_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]+>")
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
+_ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*)$")
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_HIDDEN = re.compile(r"\x00(\d+)\x00")
+_LINK_TARGET = re.compile(r"\]\(([^)\s]+)")
+MAX_TERM_CHARS = 60
+
+
+@dataclass
+class Section:
+    """A run of a Markdown file under one heading path."""
+
+    path: list[str]                      # headings from the document title down
+    paragraphs: list[str] = field(default_factory=list)   # cleaned text; a code block is one paragraph
+    code: list[bool] = field(default_factory=list)         # per paragraph: a fenced code block?
+    links: list[str] = field(default_factory=list)         # link targets (files, pages, wiki names)
+
+
+def document_title(text: str, fallback: str) -> str:
+    """The first level-1 heading (cleaned), else ``fallback``."""
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence:
+            m = _HEADING.match(line)
+            if m and len(m.group(1)) == 1:
+                title = clean_inline(_ANCHOR.sub("", m.group(2)))
+                if title:
+                    return title
+    return fallback
+
+
+def read_sections(text: str, fallback_title: str) -> list[Section]:
+    """Split a Markdown document into cleaned sections (see the module docstring)."""
+    title = document_title(text, fallback_title)
+    text = _COMMENT.sub("", text)
+    text = _INCLUDE.sub("", text)
+    sections = [Section([title])]
+    stack: list[tuple[int, str]] = []     # (level, heading) below the title
+    para: list[str] = []
+    fence: str | None = None
+    code: list[str] = []
+
+    def flush() -> None:
+        if para:
+            cleaned = clean_inline(" ".join(para))
+            sections[-1].links.extend(_link_targets(" ".join(para)))
+            if cleaned:
+                sections[-1].paragraphs.append(cleaned)
+                sections[-1].code.append(False)
+            para.clear()
+
+    for line in text.split("\n"):
+        if fence is not None:
+            if line.strip().startswith(fence):
+                body = "\n".join(code).strip("\n")
+                if body.strip():
+                    sections[-1].paragraphs.append(body)
+                    sections[-1].code.append(True)
+                fence, code = None, []
+            else:
+                code.append(line)
+            continue
+        m = _FENCE.match(line)
+        if m:
+            flush()
+            fence = m.group(1)
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            flush()
+            level, name = len(heading.group(1)), clean_inline(_ANCHOR.sub("", heading.group(2)))
+            if level == 1 and not stack and name == title and not any(s.paragraphs for s in sections):
+                continue   # the document title itself
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, name or "…"))
+            sections.append(Section([title, *(h for _, h in stack)]))
+            continue
+        if not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line):
+            flush()
+            continue
+        para.append(line.strip())
+    flush()
+    if fence is not None and code:   # an unclosed fence: keep what it held
+        sections[-1].paragraphs.append("\n".join(code))
+        sections[-1].code.append(True)
+    return [s for s in sections if s.paragraphs]
+
+
+def clean_inline(text: str) -> str:
+    """Inline Markdown to plain prose: images dropped, links to their text, tags and
+    autolinks removed, white space collapsed. Backticks and emphasis stay (they are text)."""
+    code: list[str] = []
+
+    def hide(m: re.Match) -> str:   # code spans are text: no link or tag rule may touch them
+        code.append(m.group(0))
+        return f"\x00{len(code) - 1}\x00"
+
+    text = _INLINE_CODE.sub(hide, text)
+    text = _IMAGE.sub("", text)
+    text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
+    for _ in range(2):   # a link inside a link's text
+        text = _LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
+    text = _AUTOLINK.sub("", text)
+    text = _TAG.sub("", text)
+    text = _HIDDEN.sub(lambda m: code[int(m.group(1))], text)
+    return " ".join(text.split())
+
+
+def _link_targets(raw: str) -> list[str]:
+    out = [m.group(1) for m in _LINK_TARGET.finditer(raw)]
+    out += [m.group(1).strip() for m in _WIKI_LINK.finditer(raw)]
+    return out
+
+
+def code_identifiers(text: str) -> list[str]:
+    """Identifiers written in backticks in prose (`Depends`, `pip install`), once each, in order."""
+    seen: dict[str, None] = {}
+    for m in _INLINE_CODE.finditer(text):
+        ident = m.group(1).strip()
+        if 2 <= len(ident) <= MAX_TERM_CHARS and any(ch.isalpha() for ch in ident):
+            seen.setdefault(ident, None)
+    return list(seen)
+
+
+def blank_code(text: str, code_spans: list[tuple[int, int]]) -> str:
+    """``text`` with the given spans replaced by spaces (line breaks kept): NER skips them,
+    while character offsets stay those of ``text``. Backticks and ``*`` (emphasis) are blanked too."""
+    chars = list(text)
+    for start, end in code_spans:
+        for i in range(start, end):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars).replace("`", " ").replace("*", " ")

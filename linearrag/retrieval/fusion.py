@@ -1,0 +1,76 @@
+"""Rankings and how they are combined: ranks, rank fusion, the hybrid prior and top-k.
+
+A ranking only ranks what it scored: a passage with no BM25 match (score 0) has no BM25
+rank, so fusion never treats it as a lexical hit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def ranks_of(scores: np.ndarray, only_positive: bool = False) -> np.ndarray:
+    """Rank of every row (1 = best, float64), ties broken by row order.
+
+    With ``only_positive``, rows scoring ≤ 0 (no match: BM25 0, no PageRank mass) get no
+    rank (``inf``), so they never count as hits of this ranking.
+    """
+    n = len(scores)
+    ranks = np.full(n, np.inf, dtype=np.float64)
+    rows = np.flatnonzero(scores > 0) if only_positive else np.arange(n)
+    order = rows[np.lexsort((rows, -scores[rows]))]
+    ranks[order] = np.arange(1, order.size + 1)
+    return ranks
+
+
+def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float) -> np.ndarray:
+    """Fuse two rankings by the better of the ranks: key = min(rank₁, factor · rank₂).
+
+    ``secondary`` (BM25) ranks only the passages it matched, ``primary`` only those it gave
+    mass. On equal keys the passage whose key comes from ``secondary`` goes first, then the
+    better rank₁, then the row. So the secondary ranking's #r ends at worst at position
+    factor·r + r − 1 (factor 3: its #1 at worst 3rd, its #2 at worst 7th). Returned as a
+    score: 1 / (fused position), so higher is better.
+    """
+    r1 = ranks_of(primary, only_positive=True)
+    r2 = factor * ranks_of(secondary, only_positive=True)
+    key = np.minimum(r1, r2)
+    rows = np.arange(len(r1))
+    order = np.lexsort((rows, r1, r2 > r1, key))   # last key is primary: key, then secondary first
+    scores = np.empty(len(r1), dtype=np.float64)
+    scores[order] = 1.0 / np.arange(1, len(r1) + 1)
+    return scores
+
+
+def rrf_scores(score_lists: list[np.ndarray], k: int, weights: list[float] | None = None,
+               only_positive: list[bool] | None = None) -> np.ndarray:
+    """(Weighted) reciprocal rank fusion: Σ w/(k + rank), ranks from 1, ties broken by row order.
+
+    ``only_positive[i]``: list i ranks only its positive scores; the others add nothing.
+    """
+    total = np.zeros(len(score_lists[0]), dtype=np.float64)
+    weights = weights or [1.0] * len(score_lists)
+    only_positive = only_positive or [False] * len(score_lists)
+    for scores, w, positive in zip(score_lists, weights, only_positive):
+        total += w / (k + ranks_of(scores, only_positive=positive))
+    return total
+
+
+def hybrid_prior(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
+    """Mean of the cosine (clipped at 0) and the BM25 score scaled by the query's best, in [0, 1]."""
+    top = float(lexical.max()) if lexical.size else 0.0
+    scaled = lexical / top if top > 0 else np.zeros_like(lexical)
+    return 0.5 * (np.clip(dense, 0.0, None) + scaled)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k highest scores, highest first; ties by lower index (deterministic)."""
+    k = min(k, len(scores))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    # Include every row tied with the k-th score so the tie-break is by index, not by partition order.
+    kth = scores[part].min()
+    cand = np.flatnonzero(scores >= kth)
+    order = np.lexsort((cand, -scores[cand]))
+    return cand[order][:k]

@@ -1,0 +1,146 @@
+"""The default ranking path piece by piece, on hand-computed inputs: fusion, prior, hub
+weights, the reset, linking by spans and the bridging sentence behind a score."""
+
+import numpy as np
+import scipy.sparse as sp
+
+from linearrag.analysis import Mention, NameCandidate
+from linearrag.retrieval.activation import Activation, activate_entities
+from linearrag.retrieval.fusion import hybrid_prior, min_rank_scores, ranks_of, rrf_scores, top_k
+from linearrag.retrieval.linking import link_entities, maximal_matches
+from linearrag.retrieval.params import RetrievalParams
+from linearrag.retrieval.reset import HUB_MIN_CORPUS, idf_ratio, passage_entity_reset
+
+
+def _order(scores):
+    return top_k(np.asarray(scores, dtype=np.float64), len(scores)).tolist()
+
+
+# ---- fusion ---------------------------------------------------------------------------
+
+def test_zero_scores_get_no_rank():
+    ranks = ranks_of(np.array([0.0, 2.0, 0.0, 1.0]), only_positive=True)
+    assert ranks[1] == 1 and ranks[3] == 2
+    assert np.isinf(ranks[0]) and np.isinf(ranks[2])
+    assert ranks_of(np.array([0.0, 2.0, 0.0, 1.0])).tolist() == [3, 1, 4, 2]   # dense ranks everything
+
+
+def test_min_fusion_does_not_reward_passages_bm25_did_not_match():
+    n = 20
+    ppr = np.linspace(1.0, 0.05, n)       # PageRank order: row 0 first … row 19 last
+    ppr = ppr[::-1].copy()                # now row 19 first … row 0 last
+    bm25 = np.zeros(n)
+    bm25[5] = 2.0                         # BM25 matched one passage only
+    order = _order(min_rank_scores(ppr, bm25, 3.0))
+    assert 0 not in order[:10]            # BM25 = 0 at row 0 is no lexical hit
+    assert order[:10] == [19, 18, 5, 17, 16, 15, 14, 13, 12, 11]   # PageRank's #8 (row 12) kept in the top 10
+
+
+def test_min_fusion_guarantee_for_bm25_top_passages():
+    n = 20
+    ppr = np.arange(n, 0, -1, dtype=np.float64)   # row 0 is PageRank's #1
+    bm25 = np.zeros(n)
+    bm25[15], bm25[16] = 5.0, 4.0                 # BM25's #1 and #2, deep in the PageRank list
+    order = _order(min_rank_scores(ppr, bm25, 3.0))
+    assert order.index(15) == 2                   # BM25's #1: 3rd (key 3 ties PageRank's #3 and goes first)
+    assert order.index(16) == 6                   # BM25's #2: 7th = 3·2 + 2 − 1
+    assert order[:8] == [0, 1, 15, 2, 3, 4, 16, 5]
+
+
+def test_min_fusion_scores_are_one_over_position():
+    scores = min_rank_scores(np.array([3.0, 2.0, 1.0]), np.array([0.0, 0.0, 1.0]), 3.0)
+    assert sorted(scores.tolist(), reverse=True) == [1.0, 0.5, 1 / 3]
+
+
+def test_rrf_ignores_unmatched_rows_of_a_positive_only_list():
+    dense = np.array([0.1, 0.9, 0.5])
+    bm25 = np.array([0.0, 0.0, 3.0])
+    fused = rrf_scores([dense, bm25], 60, only_positive=[False, True])
+    expected = np.array([1 / 63, 1 / 61, 1 / 62 + 1 / 61])
+    assert np.allclose(fused, expected)
+
+
+def test_hybrid_prior_is_mean_of_clipped_cosine_and_scaled_bm25():
+    prior = hybrid_prior(np.array([0.8, -0.2, 0.4]), np.array([2.0, 4.0, 0.0]))
+    assert np.allclose(prior, [0.5 * (0.8 + 0.5), 0.5 * (0.0 + 1.0), 0.5 * 0.4])
+    assert np.allclose(hybrid_prior(np.array([0.5]), np.array([0.0])), [0.25])   # no BM25 match at all
+
+
+# ---- hub weights and the reset ----------------------------------------------------------
+
+def test_idf_ratio_by_hand():
+    # 3 passages, entity 0 in all three, entity 1 in one; N is raised to HUB_MIN_CORPUS.
+    C = sp.csr_matrix(np.array([[1, 1], [1, 0], [2, 0]], dtype=np.float32))
+    n = HUB_MIN_CORPUS
+    expected = [np.log((n + 1) / 3) / np.log(n + 1), 1.0 * np.log((n + 1) / 1) / np.log(n + 1)]
+    assert np.allclose(idf_ratio(C), expected)
+
+
+def _activation(scores, levels):
+    return Activation(np.asarray(scores, np.float32), np.asarray(levels, np.int16),
+                      np.full(len(scores), -1, dtype=np.int64))
+
+
+def test_reset_with_all_seed_scores_zero_is_finite_and_sums_to_one():
+    C_log = sp.csr_matrix(np.log1p(np.array([[1, 0], [0, 1]], dtype=np.float64)))
+    params = RetrievalParams(seed_floor=-1.0)
+    r_e, r_p = passage_entity_reset(C_log, _activation([0.0, 0.0], [1, 1]), np.array([0.3, 0.1]), params)
+    assert np.all(np.isfinite(r_e)) and np.all(np.isfinite(r_p))
+    assert np.isclose(r_e.sum() + r_p.sum(), 1.0) and r_e.sum() == 0
+    r_e, r_p = passage_entity_reset(C_log, _activation([0.0, 0.0], [1, 1]), np.zeros(2), params)
+    assert r_e.sum() == 0 and r_p.sum() == 0          # nothing at all: zeros, never NaN
+    paper = params.__class__(reset="paper", passage_weight=0.05)
+    r_e, r_p = passage_entity_reset(C_log, _activation([0.0, 0.0], [1, 1]), np.zeros(2), paper)
+    assert np.all(np.isfinite(r_e)) and np.all(np.isfinite(r_p))
+
+
+# ---- linking by spans -------------------------------------------------------------------
+
+def test_maximal_matches_use_spans_not_substrings():
+    cands = [NameCandidate("grand canyon", "Grand Canyon", 0, 12), NameCandidate("ran", "Ran", 20, 23),
+             NameCandidate("canyon", "Canyon", 6, 12)]
+    kept = maximal_matches(cands, {"grand canyon": 0, "ran": 1, "canyon": 2})
+    assert [c.key for c in kept] == ["grand canyon", "ran"]     # "canyon" lies inside; "ran" does not
+
+
+def test_mentions_are_suppressed_only_inside_a_matched_span():
+    names = ["Stafford", "Ford", "Burgundy", "Beatrice I, Countess of Burgundy"]
+    lookup = {"stafford": 0, "ford": 1, "burgundy": 2, "beatrice i, countess of burgundy": 3}
+    emb = np.eye(4, dtype=np.float32)
+    # "Stafford … Ford": Ford is a mention of its own, outside the Stafford span.
+    seeds, linked = link_entities([NameCandidate("stafford", "Stafford", 0, 8)],
+                                  [Mention("ford", "Ford", "PERSON", 13, 17)], np.zeros((1, 4), np.float32),
+                                  lookup, emb, names, floor=0.7)
+    assert set(seeds) == {0, 1}
+    # "Burgundy" inside the linked "Beatrice I, Countess of Burgundy" is not a second seed.
+    seeds, _ = link_entities([NameCandidate("beatrice i, countess of burgundy", "Beatrice I, Countess of Burgundy", 0, 32)],
+                             [Mention("burgundy", "Burgundy", "GPE", 24, 32)], np.zeros((1, 4), np.float32),
+                             lookup, emb, names, floor=0.7)
+    assert set(seeds) == {3}
+
+
+def test_mention_linked_by_cosine_respects_the_floor():
+    names = ["Alpha", "Beta"]
+    emb = np.array([[1, 0], [0, 1]], dtype=np.float32)
+    vec = np.array([[0.6, 0.8]], dtype=np.float32)
+    seeds, linked = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
+                                  emb, names, floor=0.7)
+    assert seeds == {1: np.float32(0.8)} and linked[0].entity == "Beta"
+    seeds, linked = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
+                                  emb, names, floor=0.9)
+    assert seeds == {} and linked[0].entity is None
+
+
+# ---- activation: the sentence behind the score ------------------------------------------
+
+def test_improved_entity_reports_the_sentence_behind_its_score():
+    # Entities 0 (seed 0.5), 3 (seed 1.0), 1, 4. Sentences: s0 [0, 1], s1 [3, 4], s2 [4, 1].
+    rows = [[0, 1], [3, 4], [4, 1]]
+    data = [(s, e) for s, r in enumerate(rows) for e in r]
+    M = sp.csr_matrix((np.ones(len(data), np.float32), ([d[0] for d in data], [d[1] for d in data])), shape=(3, 5))
+    sigma = np.array([0.9, 0.9, 0.9], dtype=np.float32)
+    act = activate_entities(M, M.T.tocsr(), lambda r: sigma[r], {0: 0.5, 3: 1.0}, delta=0.4, max_iterations=3)
+    # Step 1 reaches 1 through s0 (0.45); step 2 finds 3 → s1 → 4 → s2 → 1 (0.81).
+    assert np.isclose(act.scores[1], 0.81)
+    assert act.via_sentence[1] == 2 and act.levels[1] == 3
+    assert act.scores[0] == np.float32(0.5) and act.levels[0] == 1   # a seed keeps its link score
