@@ -313,7 +313,7 @@ def _candidate_ngrams(doc, lang: str) -> list[NameCandidate]:
                 # parameter"), but never starts or ends on a stop word ("the film").
                 named = any(t.text[:1].isupper() for t in span)
                 if not named and (first.is_stop or last.is_stop or (
-                        j - i == 1 and first.tag_ not in _NOUN_TAGS and not _looks_like_code(first.text))):
+                        j - i == 1 and first.tag_ not in _NOUN_TAGS and not looks_like_code(first.text))):
                     continue   # a lowercase verb or adjective alone ("set", "run") is no name
                 if first.is_stop and j - i == 1:
                     continue
@@ -328,7 +328,7 @@ def _candidate_ngrams(doc, lang: str) -> list[NameCandidate]:
     return out
 
 
-def _looks_like_code(word: str) -> bool:
+def looks_like_code(word: str) -> bool:
     """get_current_user, --proxy-headers, url_for, h11: an identifier, not a word."""
     return any(ch in "_.-:/" or ch.isdigit() for ch in word.strip("-")) or word.startswith("--")
 

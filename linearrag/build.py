@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
 from .corpus import Passage, fingerprint, load_corpus
 from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, torch_threads
@@ -40,7 +41,10 @@ class BuildConfig:
     precision: str = "auto"
     workers: int | None = None   # NER processes; None: 2 for large corpora on 2+ cores
     sentences_in_context: bool = True  # sentence vectors from the passage's forward pass
-    terms: bool = True           # English noun-phrase terms as entities (needs the tagger)
+    terms: str = "auto"          # English noun-phrase terms as entities: auto (documents yes,
+                                 # titled records no; see terms_wanted), on or off
+    merge_short_names: bool = False  # "Franklin" after "Aretha Franklin" in a passage: one entity
+    aliases: str | None = None   # TSV of alias<TAB>canonical (see aliases.py)
     term_min_df: int = 2         # a noun-phrase term must occur in this many passages
     term_max_df: float = 0.05    # terms in a larger share of the passages are dropped (see graph.py)
 
@@ -50,6 +54,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     """Build an index from ``input_path`` into ``output`` and return the build summary."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
+    aliases = load_aliases(config.aliases) if config.aliases else Aliases()
     passages = load_corpus(input_path, max_chars=config.max_chars)
     lang = config.lang
     if lang == "auto":
@@ -61,8 +66,8 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     # NER runs before the embedding model is loaded: its worker processes are forked,
     # and forking after torch has started its thread pool can hang the children.
     t0 = time.perf_counter()
-    analyzer = Analyzer(lang, config.spacy_model, terms=config.terms)
-    graph, corpus_tokens, sentence_spans = _analyze(passages, analyzer, config, progress)
+    analyzer = Analyzer(lang, config.spacy_model, terms=terms_wanted(config.terms, passages))
+    graph, corpus_tokens, sentence_spans, merged = _analyze(passages, analyzer, config, progress, aliases)
     timings["ner"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -93,8 +98,10 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
                    "bridge_sentences": int(bridge.sum()), "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
         "build": {"max_chars": config.max_chars, "batch_size": config.batch_size,
                   "title_entities": config.title_entities, "terms": analyzer.with_terms,
+                  "merge_short_names": config.merge_short_names,
                   "term_min_df": config.term_min_df, "term_max_df": config.term_max_df, "workers": _workers(config, sum(len(p.full_text) for p in passages))},
         "input": {"path": str(Path(input_path).resolve()), "fingerprint": fingerprint(passages)},
+        "aliases": {**aliases.to_meta(), "merged": merged} if config.aliases else None,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     t0 = time.perf_counter()
@@ -107,15 +114,16 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     timings["write"] = time.perf_counter() - t0
     size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
     return {
-        "index": str(output), "language": lang, **meta["counts"],
+        "index": str(output), "language": lang, **meta["counts"], "aliases_merged": merged,
         "seconds": {k: round(v, 2) for k, v in timings.items()},
         "seconds_total": round(sum(timings.values()), 2),
         "index_bytes": size,
     }
 
 
-def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, progress: bool):
-    builder = GraphBuilder(config.term_min_df, config.term_max_df)
+def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, progress: bool, aliases: Aliases):
+    builder = GraphBuilder(config.term_min_df, config.term_max_df, config.merge_short_names,
+                           aliases.keys, aliases.names)
     tokens: list[list[str]] = []
     spans: list[list[tuple[int, int]]] = []
     texts = [p.analysis_text for p in passages]
@@ -123,11 +131,24 @@ def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, p
     with bar(len(texts), "NER", progress) as pbar:
         for passage, analyzed in zip(passages, stream):
             title = passage.title if (config.title_entities and passage.title_is_name) else ""
-            builder.add(analyzed, title, passage.terms, title_line=passage.title_line)
+            builder.add(analyzed, title, passage.terms, title_line=passage.title_line, links=passage.links)
             tokens.append(analyzed.tokens)
             spans.append(analyzed.spans)
             pbar.update(1)
-    return builder.build(), tokens, spans
+    return builder.build(), tokens, spans, len(builder.merged_aliases)
+
+
+def terms_wanted(setting: str, passages: list[Passage]) -> bool:
+    """Whether English noun-phrase terms become entities. ``auto``: yes for documents (files:
+    notes, docs, Markdown), whose questions name concepts in lowercase; no for corpora of
+    titled records (most passages carry a name title: Wikipedia-style knowledge bases), where
+    names and titles carry the graph and terms measured as hub noise (docs/benchmarks.md)."""
+    if setting not in ("auto", "on", "off"):
+        raise CorpusError(f"--terms must be auto, on or off, got {setting!r}")
+    if setting != "auto":
+        return setting == "on"
+    titled = sum(1 for p in passages if p.title and p.title_is_name)
+    return titled < 0.5 * len(passages)
 
 
 def _workers(config: BuildConfig, n_chars: int) -> int:

@@ -2,15 +2,18 @@
 
 Accepted inputs (see README, "Input formats"):
 
-* a directory: every ``.txt`` / ``.md`` file below it (recursive, sorted), split on
-  blank lines and merged up to ``max_chars`` characters; id ``relpath#n``, title the
-  relative path;
+* a directory: every ``.txt``, ``.md``, ``.html`` and ``.pdf`` file below it (recursive,
+  sorted). Text files are split on blank lines and merged up to ``max_chars`` characters
+  (id ``relpath#n``, title the relative path); Markdown and HTML are cut at headings first
+  (title the heading path, see ``markdown.py`` and ``formats.py``); a PDF gives a passage per
+  page (id ``relpath#p3``);
 * a ``.jsonl`` file of ``{"id"?, "title"?, "text"}`` records (ids are kept exactly);
 * a ``.json`` list of ``{"title", "text"}`` records (HippoRAG layout) or of strings
   (LinearRAG ``chunks.json``, with or without a leading ``"<n>:"``).
 
-Files in a directory that are not UTF-8 are skipped with a warning (the build goes on
-with the rest); a single input file that is not UTF-8 is an error.
+Files in a directory that are not UTF-8 (or a PDF without a text layer, or one that cannot
+be read) are skipped with a warning (the build goes on with the rest); a single input file
+like that is an error.
 """
 
 from __future__ import annotations
@@ -18,18 +21,24 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import unquote
 
 from .errors import CorpusError
 from .jsonl import jsonl_lines
+from .formats import read_html, read_pdf
 from .markdown import blank_code, code_identifiers, read_sections
 
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+HTML_SUFFIXES = (".html", ".htm")
+PDF_SUFFIX = ".pdf"
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, PDF_SUFFIX)
 HEADING_SEPARATOR = " › "
 _CHUNK_PREFIX = re.compile(r"^\s*(\d+):")
 _BLANK_LINES = re.compile(r"\n\s*\n")
@@ -44,7 +53,9 @@ class Passage:
     even when it is no name (a Markdown heading path). ``ner_text``: the text as NER sees
     it, same length as ``text`` (code blanked), None = the text. ``terms``: extra entities
     of the passage as ``(surface, label)``: ``HEADING`` (about the whole passage, like a
-    title) or ``CODE`` (an identifier, linked to the sentences that contain it).
+    title) or ``CODE`` (an identifier, linked to the sentences that contain it). ``links``:
+    links to other documents of the corpus as (visible text, the document's title), once
+    resolved by :func:`resolve_links` (raw (text, target) pairs before).
     """
 
     id: str
@@ -54,6 +65,7 @@ class Passage:
     title_in_text: bool = False
     ner_text: str | None = None
     terms: tuple[tuple[str, str], ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
 
     @property
     def _prefix(self) -> str:
@@ -89,15 +101,16 @@ def load_corpus(path: str | Path, max_chars: int = 1000) -> list[Passage]:
     if not path.exists():
         raise CorpusError(f"{path}: no such file or directory; pass an existing directory, .jsonl or .json file")
     if path.is_dir():
-        passages = _load_directory(path, max_chars)
+        passages = resolve_links(_load_directory(path, max_chars))
     elif path.suffix.lower() == ".jsonl":
         passages = _load_jsonl(path)
     elif path.suffix.lower() == ".json":
         passages = _load_json(path)
-    elif path.suffix.lower() in TEXT_SUFFIXES:
-        passages = _read_text_file(path, path.name, read_utf8(path), max_chars)
+    elif path.suffix.lower() in DOCUMENT_SUFFIXES:
+        passages = resolve_links(_read_document(path, path.name, max_chars))
     else:
-        raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md files, a .jsonl or a .json file")
+        raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.html/.pdf files, "
+                          "a .jsonl or a .json file")
     if not passages:
         raise CorpusError(f"{path}: the corpus is empty (no passage with text); add documents and build again")
     _check_unique_ids(path, passages)
@@ -113,50 +126,112 @@ def read_utf8(path: Path) -> str:
 
 
 def _load_directory(root: Path, max_chars: int) -> list[Passage]:
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES)
     if not files:
-        raise CorpusError(f"{root}: no .txt or .md files found below this directory")
+        raise CorpusError(f"{root}: no .txt, .md, .html or .pdf files found below this directory")
     passages: list[Passage] = []
     for file in files:
         rel = file.relative_to(root).as_posix()
         try:
-            text = read_utf8(file)
+            passages.extend(_read_document(file, rel, max_chars))
         except CorpusError as exc:
             log.warning("skipping %s", exc)
-            continue
-        passages.extend(_read_text_file(file, rel, text, max_chars))
     return passages
 
 
-def _read_text_file(file: Path, rel: str, text: str, max_chars: int) -> list[Passage]:
-    if file.suffix.lower() in MARKDOWN_SUFFIXES:
-        return _split_markdown_file(file, rel, text, max_chars)
+def _read_document(file: Path, rel: str, max_chars: int) -> list[Passage]:
+    """Passages of one file, by its type (a file that cannot be read raises CorpusError)."""
+    suffix = file.suffix.lower()
+    if suffix == PDF_SUFFIX:
+        return _pdf_passages(file, rel, max_chars)
+    text = read_utf8(file)
+    if suffix in MARKDOWN_SUFFIXES:
+        return _section_passages(file, rel, read_sections(text, fallback_title=Path(rel).stem), max_chars)
+    if suffix in HTML_SUFFIXES:
+        return _section_passages(file, rel, read_html(text, fallback_title=Path(rel).stem), max_chars)
     return _split_text_file(file, rel, text, max_chars)
 
 
-def _split_markdown_file(file: Path, rel: str, text: str, max_chars: int) -> list[Passage]:
-    """Sections at headings, each cut into passages of whole paragraphs up to ``max_chars``;
-    title = heading path; ids ``relpath#n`` in reading order."""
-    sections = read_sections(text, fallback_title=Path(rel).stem)
+def _pdf_passages(file: Path, rel: str, max_chars: int) -> list[Passage]:
+    """One passage per page (``rel#p3``; a long page is cut at paragraphs: ``rel#p3-2``…)."""
+    title, pages = read_pdf(file)
+    if not pages:
+        raise CorpusError(f"{file}: no text layer (a scanned or image-only PDF); run OCR on it first")
+    passages = []
+    for number, text in pages:
+        chunks = _merge_paragraphs([(p,) for p in text.split("\n")], max_chars)
+        for k, chunk in enumerate(chunks):
+            pid = f"{rel}#p{number}" + (f"-{k + 1}" if k else "")
+            passages.append(Passage(id=pid, title=f"{title}{HEADING_SEPARATOR}p. {number}",
+                                    text="\n".join(p for p, in chunk), title_is_name=False, title_in_text=True))
+    return passages
+
+
+def _section_passages(file: Path, rel: str, sections: list, max_chars: int) -> list[Passage]:
+    """Sections (Markdown, HTML), each cut into passages of whole paragraphs up to
+    ``max_chars``; title = heading path; ids ``relpath#n`` in reading order."""
     if not sections:
         log.warning("skipping %s: no text", file)
         return []
     passages: list[Passage] = []
     for section in sections:
         title = HEADING_SEPARATOR.join(section.path)
-        headings = (section.path[-1],)   # its own heading: a document title on every passage would be a hub
-        for chunk in _merge_paragraphs(list(zip(section.paragraphs, section.code)), max_chars):
-            body = "\n".join(p for p, _ in chunk)
+        for chunk in _merge_paragraphs(list(zip(section.paragraphs, section.code, section.links)), max_chars):
+            body = "\n".join(p for p, _, _ in chunk)
             spans, pos = [], 0
-            for para, is_code in chunk:
+            for para, is_code, _ in chunk:
                 if is_code:
                     spans.append((pos, pos + len(para)))
                 pos += len(para) + 1
-            prose = " ".join(p for p, is_code in chunk if not is_code)
+            prose = " ".join(p for p, is_code, _ in chunk if not is_code)
+            # Its own heading (a document title on every passage would be a hub); the first
+            # passage also carries the document title, which links from other documents reach.
+            headings = dict.fromkeys([section.path[-1]] + ([section.path[0]] if not passages else []))
             terms = tuple((h, "HEADING") for h in headings) + tuple((c, "CODE") for c in code_identifiers(prose))
+            links = tuple(link for _, _, paragraph_links in chunk for link in paragraph_links)
             passages.append(Passage(id=f"{rel}#{len(passages)}", title=title, text=body, title_is_name=False,
-                                    title_in_text=True, ner_text=blank_code(body, spans), terms=terms))
+                                    title_in_text=True, ner_text=blank_code(body, spans), terms=terms,
+                                    links=links))
     return passages
+
+
+def resolve_links(passages: list[Passage]) -> list[Passage]:
+    """Turn each passage's raw links (visible text, target) into links to documents of the
+    corpus: (visible text, the target document's title). A relative path (``../b.md#part``,
+    ``b``, ``guide/``) resolves against the linking file; a wiki link ``[[Name]]`` matches a
+    document title or file name. Links to anything else (web pages, missing files) are dropped."""
+    doc_title: dict[str, str] = {}
+    by_name: dict[str, str] = {}
+    for p in passages:
+        doc = p.id.rsplit("#", 1)[0]
+        if doc not in doc_title:
+            doc_title[doc] = p.title.split(HEADING_SEPARATOR)[0]
+            by_name.setdefault(doc_title[doc].casefold(), doc_title[doc])
+            by_name.setdefault(Path(doc).stem.casefold(), doc_title[doc])
+    out = []
+    for p in passages:
+        if not p.links:
+            out.append(p)
+            continue
+        doc = p.id.rsplit("#", 1)[0]
+        resolved = []
+        for text, target in p.links:
+            title = (by_name.get(target[5:].strip().casefold()) if target.startswith("wiki:")
+                     else _resolve_path(doc, target, doc_title))
+            if title and title != doc_title[doc]:
+                resolved.append((text, title))
+        out.append(replace(p, links=tuple(dict.fromkeys(resolved))))
+    return out
+
+
+def _resolve_path(doc: str, target: str, doc_title: dict[str, str]) -> str | None:
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) or target.startswith(("#", "/")):
+        return None   # a URL, mailto:, an in-page anchor or a site-absolute path
+    path = posixpath.normpath(posixpath.join(posixpath.dirname(doc), unquote(target.split("#", 1)[0])))
+    for candidate in (path, f"{path}.md", f"{path}/index.md", f"{path}.html", f"{path}/index.html"):
+        if candidate in doc_title:
+            return doc_title[candidate]
+    return None
 
 
 def _merge_paragraphs(paragraphs: list, max_chars: int) -> list[list]:

@@ -20,8 +20,11 @@ from .analysis import AnalyzedText
 from .normalize import is_usable_entity, normalize_entity, singular_key
 
 # Labels of entities that come from terms rather than names (see ``GraphBuilder``).
-TERM_LABELS = frozenset({"TERM", "CODE", "HEADING"})
+TERM_LABELS = frozenset({"TERM", "CODE", "HEADING", "LINK"})
 _PERSON_LABELS = frozenset({"PERSON", "TITLE"})
+# One-word mentions that may shorten a longer name: the small English model often labels a
+# lone given name ORG ("Beatrice").
+_SHORT_LABELS = frozenset({"PERSON", "ORG"})
 
 
 @dataclass
@@ -46,9 +49,14 @@ class GraphBuilder:
     connect everything. Named entities (NER, titles) are never filtered.
     """
 
-    def __init__(self, term_min_df: int = 2, term_max_df: float = 0.05) -> None:
+    def __init__(self, term_min_df: int = 2, term_max_df: float = 0.05, merge_short_names: bool = False,
+                 aliases: dict[str, str] | None = None, alias_names: dict[str, str] | None = None) -> None:
+        self.aliases = aliases or {}
+        self.alias_names = alias_names or {}
+        self.merged_aliases: set[str] = set()   # alias keys met in the corpus
         self.term_min_df = term_min_df
         self.term_max_df = term_max_df
+        self.merge_short_names = merge_short_names
         self._entity_index: dict[str, int] = {}
         self._surfaces: list[Counter] = []
         self._labels: list[Counter] = []
@@ -61,6 +69,10 @@ class GraphBuilder:
         self._n_passages = 0
 
     def _entity(self, key: str, surface: str, label: str) -> int:
+        if key in self.aliases:
+            self.merged_aliases.add(key)
+            key = self.aliases[key]
+            surface = self.alias_names.get(key, surface)
         idx = self._entity_index.get(key)
         if idx is None:
             idx = self._entity_index[key] = len(self._surfaces)
@@ -71,16 +83,19 @@ class GraphBuilder:
         return idx
 
     def add(self, analyzed: AnalyzedText, title: str = "", terms: tuple[tuple[str, str], ...] = (),
-            title_line: bool = False) -> None:
+            title_line: bool = False, links: tuple[tuple[str, str], ...] = ()) -> None:
         """Add one passage (its sentences and mentions).
 
         A non-empty ``title`` becomes its entity, on every sentence; ``terms`` are extra
         ``(surface, label)`` entities: a ``HEADING`` on every sentence, a ``CODE`` identifier on
-        the sentences that contain it. With ``title_line`` the first sentence is the title
+        the sentences that contain it. ``links`` are (visible text, target document title)
+        pairs: the target's title entity (a ``LINK``) joins the passage and the sentences that
+        show the text, so the walk goes from this passage to the linked document. With ``title_line`` the first sentence is the title
         line: its mentions count for the passage but it bridges nothing (it only restates
         the title, and a query naming the title would find it similar for that reason alone).
-        A one-word person name that is the first or last word of a longer person name (or of
-        the title) in the same passage is that entity ("Franklin" after "Aretha Franklin").
+        With ``merge_short_names`` a one-word person name that is the first or last word of a
+        longer person name (or of the title) in the same passage is that entity ("Franklin"
+        after "Aretha Franklin"); off by default, as it measured slightly worse (docs/benchmarks.md).
         """
         p = self._n_passages
         self._n_passages += 1
@@ -89,20 +104,23 @@ class GraphBuilder:
         if title_key and is_usable_entity(title_key):
             everywhere.append(self._entity(title_key, title.strip(), "TITLE"))
         code: list[tuple[str, int]] = []
-        for surface, label in terms:
+        # A link to another document: the target's title entity (the key its first passage
+        # carries as a heading), on the sentences that show the link's text.
+        terms = tuple(terms) + tuple((target, "LINK", text) for text, target in links)
+        for surface, label, *shown in terms:
             key = normalize_entity(surface)
-            key = singular_key(key) if label == "HEADING" else key
+            key = singular_key(key) if label in ("HEADING", "LINK") else key
             if not is_usable_entity(key):
                 continue
             e = self._entity(key, surface.strip(), label)
             if label == "HEADING":
                 everywhere.append(e)
             else:
-                code.append((surface, e))
+                code.append((shown[0] if shown else surface, e))
         for e in dict.fromkeys(everywhere + [e for _, e in code]):
             self._c_rows.append(p)
             self._c_cols.append(e)
-        short_forms = _short_forms(analyzed, title_key, title.strip())
+        short_forms = _short_forms(analyzed, title_key, title.strip()) if self.merge_short_names else {}
         for k, (sentence, mentions) in enumerate(zip(analyzed.sentences, analyzed.mentions)):
             s = len(self.sentences)
             self.sentences.append(sentence)
@@ -163,13 +181,13 @@ TERM_MAX_DF_FLOOR = 20
 def _short_forms(analyzed: AnalyzedText, title_key: str, title: str) -> dict[str, tuple[str, str]]:
     """One-word person keys of a passage → (key, surface) of the one longer person name (or
     title) of the passage whose first or last word they are."""
-    surfaces = {m.key: m.surface for ms in analyzed.mentions for m in ms if m.label in _PERSON_LABELS}
-    longer = {k: v for k, v in surfaces.items() if " " in k}
+    surfaces = {m.key: m.surface for ms in analyzed.mentions for m in ms if m.label in _SHORT_LABELS}
+    longer = {m.key: m.surface for ms in analyzed.mentions for m in ms if m.label in _PERSON_LABELS and " " in m.key}
     if " " in title_key:
         longer[title_key] = title
     out = {}
     for key in surfaces:
-        if " " in key:
+        if " " in key or key in longer:
             continue
         matches = sorted(k for k in longer if key in (k.split()[0], k.split()[-1]))
         if len(matches) == 1:

@@ -36,18 +36,23 @@ _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
 _ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*)$")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
-_LINK_TARGET = re.compile(r"\]\(([^)\s]+)")
+_LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 MAX_TERM_CHARS = 60
 
 
 @dataclass
 class Section:
-    """A run of a Markdown file under one heading path."""
+    """A run of a Markdown (or HTML) file under one heading path."""
 
     path: list[str]                      # headings from the document title down
     paragraphs: list[str] = field(default_factory=list)   # cleaned text; a code block is one paragraph
     code: list[bool] = field(default_factory=list)         # per paragraph: a fenced code block?
-    links: list[str] = field(default_factory=list)         # link targets (files, pages, wiki names)
+    links: list[list[tuple[str, str]]] = field(default_factory=list)  # per paragraph: (link text, target)
+
+    def add(self, paragraph: str, code: bool = False, links: list[tuple[str, str]] | None = None) -> None:
+        self.paragraphs.append(paragraph)
+        self.code.append(code)
+        self.links.append(list(links or []))
 
 
 def document_title(text: str, fallback: str) -> str:
@@ -79,10 +84,8 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
     def flush() -> None:
         if para:
             cleaned = clean_inline(" ".join(para))
-            sections[-1].links.extend(_link_targets(" ".join(para)))
             if cleaned:
-                sections[-1].paragraphs.append(cleaned)
-                sections[-1].code.append(False)
+                sections[-1].add(cleaned, links=link_pairs(" ".join(para)))
             para.clear()
 
     for line in text.split("\n"):
@@ -90,8 +93,7 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
             if line.strip().startswith(fence):
                 body = "\n".join(code).strip("\n")
                 if body.strip():
-                    sections[-1].paragraphs.append(body)
-                    sections[-1].code.append(True)
+                    sections[-1].add(body, code=True)
                 fence, code = None, []
             else:
                 code.append(line)
@@ -118,8 +120,7 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
         para.append(line.strip())
     flush()
     if fence is not None and code:   # an unclosed fence: keep what it held
-        sections[-1].paragraphs.append("\n".join(code))
-        sections[-1].code.append(True)
+        sections[-1].add("\n".join(code), code=True)
     return [s for s in sections if s.paragraphs]
 
 
@@ -144,10 +145,13 @@ def clean_inline(text: str) -> str:
     return " ".join(text.split())
 
 
-def _link_targets(raw: str) -> list[str]:
-    out = [m.group(1) for m in _LINK_TARGET.finditer(raw)]
-    out += [m.group(1).strip() for m in _WIKI_LINK.finditer(raw)]
-    return out
+def link_pairs(raw: str) -> list[tuple[str, str]]:
+    """(visible text, target) of the links of a raw Markdown paragraph; a wiki link's target
+    is ``wiki:Name``. External and in-page links are kept too; the corpus loader resolves
+    those that point to a document of the corpus."""
+    out = [(clean_inline(m.group(1)), m.group(2)) for m in _LINK_PAIR.finditer(raw)]
+    out += [((m.group(2) or m.group(1)).strip(), "wiki:" + m.group(1).strip()) for m in _WIKI_LINK.finditer(raw)]
+    return [(text, target) for text, target in out if text and target]
 
 
 def code_identifiers(text: str) -> list[str]:

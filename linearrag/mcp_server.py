@@ -75,6 +75,7 @@ class BuildSummary(TypedDict):
     seconds: dict[str, float]
     seconds_total: float
     index_bytes: int
+    aliases_merged: int
 
 
 def _one_line(exc: ValidationError) -> str:

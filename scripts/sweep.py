@@ -17,7 +17,6 @@ from linearrag.commands import pin_query_threads
 pin_query_threads()
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -32,12 +31,9 @@ GRID = {
     "fusion_weight": [2.0, 3.0, 4.0],
     "lam": [0.5, 1.0, 2.0],
     "hub_damping": [0.5, 1.0, 2.0],
+    "lowercase_linking": ["none", "phrases", "all"],
+    "term_fusion": ["same", "rrf"],
 }
-
-
-def half(question_id: str) -> str:
-    """"A" (tune) or "B" (held out), fixed by the id alone."""
-    return "A" if hashlib.sha256(question_id.encode("utf-8")).digest()[0] % 2 == 0 else "B"
 
 
 def _corpus(bench: Path, name: str) -> Path:
@@ -66,8 +62,11 @@ def main() -> int:
     ap.add_argument("--indexes", default=str(ROOT / "indexes"))
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    ap.add_argument("--output", default=str(ROOT / "docs" / "sweep.json"),
+                    help="where to save the result (benchmark_report.py puts it in docs/benchmarks.md)")
     args = ap.parse_args()
     from linearrag import RetrievalParams, Retriever
+    from linearrag.evaluation.split import half
     from linearrag.questions import load_questions
 
     bench, indexes = Path(args.benchmarks), Path(args.indexes)
@@ -113,6 +112,7 @@ def main() -> int:
         "chosen_scores": {"A": evaluate(best, "A"), "B": evaluate(best, "B")},
         "trace": trace,
     }
+    Path(args.output).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(result))
     else:

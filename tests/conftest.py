@@ -41,4 +41,4 @@ def ja_index(tmp_path_factory):
 @pytest.fixture(scope="session")
 def team_index(tmp_path_factory):
     """A directory of Markdown notes (Japanese): a three-document chain among unrelated notes."""
-    return _build(tmp_path_factory, EXAMPLES / "team-notes", "team-notes")
+    return _build(tmp_path_factory, EXAMPLES / "team-notes" / "notes", "team-notes")

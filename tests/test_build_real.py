@@ -66,7 +66,7 @@ def test_build_cli_json_summary_and_rebuild(tmp_path):
     for field in ("passages", "sentences", "entities", "C_nnz", "M_nnz", "seconds", "index_bytes"):
         assert field in summary
     first = load_index(out).meta["created"]
-    proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "team-notes"), "--output", str(out), "--quiet")
+    proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "team-notes" / "notes"), "--output", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert load_index(out).passage_ids[0] == "events.md#0" and first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
@@ -85,6 +85,6 @@ def test_build_cli_bad_input_is_one_line_and_exit_2(tmp_path):
 
 
 def test_unknown_spacy_model_is_a_clear_error(tmp_path):
-    proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "team-notes"), "--output", str(tmp_path / "i"),
+    proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "team-notes" / "notes"), "--output", str(tmp_path / "i"),
                 "--spacy-model", "no_such_model", "--quiet")
     assert proc.returncode == 2 and "no_such_model" in proc.stderr and "not installed" in proc.stderr

@@ -78,7 +78,7 @@ def test_non_utf8_file_is_an_error(tmp_path):
 def test_missing_path_and_empty_directory(tmp_path):
     with pytest.raises(CorpusError, match="no such file or directory"):
         load_corpus(tmp_path / "nope")
-    with pytest.raises(CorpusError, match="no .txt or .md files"):
+    with pytest.raises(CorpusError, match="no .txt, .md, .html or .pdf files"):
         load_corpus(tmp_path)
     (tmp_path / "empty.txt").write_text("  \n\n ", encoding="utf-8")
     with pytest.raises(CorpusError, match="corpus is empty"):
@@ -150,3 +150,32 @@ def test_jsonl_text_with_unicode_line_separators_round_trips(tmp_path):
     qfile.write_text(json.dumps({"id": "q", "question": "Who\u2028is it?"}, ensure_ascii=False) + "\r\n",
                      encoding="utf-8")
     assert load_questions(qfile)[0].question == "Who\u2028is it?"
+
+
+def test_links_between_documents_resolve_to_the_target_title(tmp_path):
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide" / "a.md").write_text(
+        "# Setup\n\nRead [the weak pages](../weak.md#intro) and [[Ownership Rules|ownership]], "
+        "not [the web](https://example.com) or [a missing page](nope.md).\n", encoding="utf-8")
+    (tmp_path / "weak.md").write_text("## Weak References\n\nA weak reference keeps nothing alive.\n", encoding="utf-8")
+    (tmp_path / "own.md").write_text("# Ownership Rules\n\nEach value has one owner.\n", encoding="utf-8")
+    by_id = {p.id: p for p in load_corpus(tmp_path)}
+    assert by_id["guide/a.md#0"].links == (("the weak pages", "weak"), ("ownership", "Ownership Rules"))
+    assert ("weak", "HEADING") in by_id["weak.md#0"].terms          # a document title is its first passage's entity
+
+
+def test_a_link_joins_the_passage_to_the_target_title_entity(tmp_path):
+    from linearrag.analysis import AnalyzedText
+    from linearrag.graph import GraphBuilder
+
+    (tmp_path / "a.md").write_text("# Setup\n\nSee [weak references](b.md) for cycles.\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# Weak References\n\nThey keep nothing alive.\n", encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    builder = GraphBuilder()
+    for p in passages:
+        sentences = p.text.split("\n")
+        builder.add(AnalyzedText(sentences, [[] for _ in sentences]), "", p.terms, links=p.links)
+    g = builder.build()
+    e = g.entity_keys.index("weak reference")
+    assert g.C[:, e].toarray().ravel().tolist() == [1, 1]           # a.md#0 and b.md#0 share it
+    assert g.M[0, e] == 1                                           # on the sentence showing the link

@@ -104,3 +104,25 @@ def test_evaluate_cli_markdown_and_limit(sample_index):
          str(EXAMPLES / "2wiki-sample" / "questions.jsonl"), "--modes", "magic", "--quiet"],
         capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "unknown mode" in proc.stderr
+
+
+def test_fact_metrics_agree_with_the_reference_scorer():
+    """FactRecall as the docs benchmark's own scorer computes it (shared/benchmarks/score_docs.py)."""
+    import importlib.util
+
+    from linearrag.evaluation.metrics import fact_ranks, score_facts
+
+    path = ROOT.parent / "shared" / "benchmarks" / "score_docs.py"
+    spec = importlib.util.spec_from_file_location("score_docs", path)
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    texts = ["Intro with  *path operations* are evaluated in order.", "The `Depends` function\ninjects it.",
+             "nothing relevant", "Use Query(max_length=50) for it."]
+    facts = [{"file": "a.md", "phrase": "*path operations* are evaluated in order"},
+             {"file": "b.md", "phrase": "The Depends function injects"},
+             {"file": "c.md", "phrase": "not there at all"},
+             {"file": "d.md", "phrase": "Use `Query(max_length=50)` for it"}]
+    assert fact_ranks([f["phrase"] for f in facts], texts) == ref.fact_found_ranks(facts, texts) == [1, 2, None, 4]
+    row = score_facts([f["phrase"] for f in facts], texts)
+    assert row["factrecall@1"] == 0.25 and row["factrecall@3"] == 0.5 and row["factrecall@5"] == 0.75
+    assert row["allfacts@5"] == 0.0

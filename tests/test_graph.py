@@ -31,3 +31,57 @@ def test_title_is_an_entity_of_the_passage_and_its_sentences():
     assert g.C.toarray().tolist() == [[1, 1]]
     assert g.M.toarray().tolist() == [[1, 0], [1, 1]]
     assert g.C.dtype == np.float32 and g.M.dtype == np.float32
+
+
+def test_title_line_counts_for_the_passage_but_bridges_nothing():
+    from linearrag.graph import GraphBuilder
+
+    b = GraphBuilder()
+    p0 = AnalyzedText(["Beatrice I, Countess of Burgundy", "She married Frederick."],
+                      [[_m("Burgundy", "GPE")], [_m("Frederick")]])
+    b.add(p0, "Beatrice I, Countess of Burgundy", title_line=True)
+    g = b.build()
+    assert g.entity_keys == ["beatrice i, countess of burgundy", "burgundy", "frederick"]
+    assert g.C.toarray().tolist() == [[1, 1, 1]]
+    assert g.M.toarray().tolist() == [[0, 0, 0], [1, 0, 1]]   # the title line is no bridge
+
+
+def test_terms_filtered_by_document_frequency_names_never():
+    from linearrag.graph import GraphBuilder
+
+    b = GraphBuilder(term_min_df=2, term_max_df=0.05)
+    rare, common = _m("reference cycle", "TERM"), _m("example", "TERM")
+    for i in range(30):
+        mentions = [common, _m("Tokyo", "GPE")] if i < 25 else [common]
+        if i in (3, 7):
+            mentions.append(rare)
+        if i == 9:
+            mentions.append(_m("one-off phrase", "TERM"))
+        b.add(AnalyzedText(["s."], [mentions]), terms=(("Install", "HEADING"), ("get_user", "CODE")) if i == 0 else ())
+    g = b.build()
+    # "example" is in 30 passages > max(5 % of 30, 20): dropped; "one-off phrase" once: dropped;
+    # "tokyo" (a name) in 25 passages is kept; a heading or code identifier may occur once.
+    assert sorted(g.entity_keys) == ["get_user", "install", "reference cycle", "tokyo"]
+    assert g.C.shape == (30, 4) and g.M.shape == (30, 4)
+
+
+def test_heading_on_every_sentence_code_on_the_sentences_that_contain_it():
+    from linearrag.graph import GraphBuilder
+
+    b = GraphBuilder()
+    text = AnalyzedText(["Call get_user first.", "Then read the docs."], [[], []])
+    b.add(text, terms=(("Dependencies", "HEADING"), ("get_user", "CODE")))
+    g = b.build()
+    assert g.entity_keys == ["dependency", "get_user"]          # heading keys are singular
+    assert g.M.toarray().tolist() == [[1, 1], [1, 0]]
+
+
+def test_short_names_merge_only_when_asked():
+    from linearrag.graph import GraphBuilder
+
+    text = AnalyzedText(["Aretha Franklin sang.", "Franklin was born in Memphis."],
+                        [[_m("Aretha Franklin")], [_m("Franklin"), _m("Memphis", "GPE")]])
+    for merge, keys in ((True, ["aretha franklin", "memphis"]), (False, ["aretha franklin", "franklin", "memphis"])):
+        b = GraphBuilder(merge_short_names=merge)
+        b.add(text)
+        assert b.build().entity_keys == keys

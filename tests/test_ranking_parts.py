@@ -108,26 +108,28 @@ def test_mentions_are_suppressed_only_inside_a_matched_span():
     lookup = {"stafford": 0, "ford": 1, "burgundy": 2, "beatrice i, countess of burgundy": 3}
     emb = np.eye(4, dtype=np.float32)
     # "Stafford … Ford": Ford is a mention of its own, outside the Stafford span.
-    seeds, linked = link_entities([NameCandidate("stafford", "Stafford", 0, 8)],
+    seeds, linked, _ = link_entities([NameCandidate("stafford", "Stafford", 0, 8)],
                                   [Mention("ford", "Ford", "PERSON", 13, 17)], np.zeros((1, 4), np.float32),
                                   lookup, emb, names, floor=0.7)
     assert set(seeds) == {0, 1}
     # "Burgundy" inside the linked "Beatrice I, Countess of Burgundy" is not a second seed.
-    seeds, _ = link_entities([NameCandidate("beatrice i, countess of burgundy", "Beatrice I, Countess of Burgundy", 0, 32)],
-                             [Mention("burgundy", "Burgundy", "GPE", 24, 32)], np.zeros((1, 4), np.float32),
-                             lookup, emb, names, floor=0.7)
+    seeds, _, covered = link_entities(
+        [NameCandidate("beatrice i, countess of burgundy", "Beatrice I, Countess of Burgundy", 0, 32),
+         NameCandidate("burgundy", "Burgundy", 24, 32)],
+        [Mention("burgundy", "Burgundy", "GPE", 24, 32)], np.zeros((1, 4), np.float32), lookup, emb, names, floor=0.7)
     assert set(seeds) == {3}
+    assert covered == {2}              # a part of the linked name: not a hop of its own
 
 
 def test_mention_linked_by_cosine_respects_the_floor():
     names = ["Alpha", "Beta"]
     emb = np.array([[1, 0], [0, 1]], dtype=np.float32)
     vec = np.array([[0.6, 0.8]], dtype=np.float32)
-    seeds, linked = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
-                                  emb, names, floor=0.7)
+    seeds, linked, _ = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
+                                     emb, names, floor=0.7)
     assert seeds == {1: np.float32(0.8)} and linked[0].entity == "Beta"
-    seeds, linked = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
-                                  emb, names, floor=0.9)
+    seeds, linked, _ = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
+                                     emb, names, floor=0.9)
     assert seeds == {} and linked[0].entity is None
 
 
@@ -144,3 +146,6 @@ def test_improved_entity_reports_the_sentence_behind_its_score():
     assert np.isclose(act.scores[1], 0.81)
     assert act.via_sentence[1] == 2 and act.levels[1] == 3
     assert act.scores[0] == np.float32(0.5) and act.levels[0] == 1   # a seed keeps its link score
+    blocked = activate_entities(M, M.T.tocsr(), lambda r: sigma[r], {0: 0.5, 3: 1.0}, delta=0.4, max_iterations=3,
+                                excluded={4})
+    assert blocked.levels[4] == 0 and np.isclose(blocked.scores[1], 0.45)   # 4 never joins, so no 0.81 chain

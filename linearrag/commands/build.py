@@ -27,8 +27,12 @@ def parse_args(argv=None):
     ap.add_argument("--isolated-sentences", action="store_true",
                     help="embed each sentence alone instead of in its passage's context (slower)")
     ap.add_argument("--no-title-entities", action="store_true", help="do not link a passage's title as an entity")
-    ap.add_argument("--no-terms", action="store_true",
-                    help="English: no noun-phrase terms as entities (names, titles, headings and code only)")
+    ap.add_argument("--aliases", default=None, metavar="FILE",
+                    help="TSV of alias<TAB>canonical names merged at index and query time (e.g. PPR<TAB>Personalized PageRank)")
+    ap.add_argument("--merge-short-names", action="store_true",
+                    help='a one-word name that shortens a longer one in the same passage is that entity ("Franklin")')
+    ap.add_argument("--terms", choices=["auto", "on", "off"], default="auto",
+                    help="English noun-phrase terms as entities (auto: for documents, not for titled records)")
     ap.add_argument("--quiet", action="store_true", help="no progress bars or info logs")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     return ap.parse_args(argv)
@@ -41,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
                          max_chars=args.max_chars, batch_size=args.batch_size,
                          precision=args.precision, workers=args.workers,
                          sentences_in_context=not args.isolated_sentences,
-                         title_entities=not args.no_title_entities, terms=not args.no_terms)
+                         title_entities=not args.no_title_entities, terms=args.terms, merge_short_names=args.merge_short_names,
+                         aliases=args.aliases)
     summary = build_index(args.input, args.output, config, progress=progress_enabled(args.quiet))
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
@@ -50,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"built {summary['index']} ({summary['language']}): {summary['passages']} passages, "
             f"{summary['sentences']} sentences, {summary['entities']} entities, "
-            f"nnz C {summary['C_nnz']}, nnz M {summary['M_nnz']}; {secs}; "
+            f"nnz C {summary['C_nnz']}, nnz M {summary['M_nnz']}; "
+            + (f"{summary['aliases_merged']} aliases merged; " if args.aliases else "") + f"{secs}; "
             f"total {summary['seconds_total']:.1f}s; {summary['index_bytes'] / 1e6:.1f} MB on disk",
             file=sys.stderr,
         )

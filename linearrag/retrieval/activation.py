@@ -43,13 +43,14 @@ def activate_entities(
     max_iterations: int,
     propagation: str = "max",
     entity_weight: np.ndarray | None = None,
+    excluded: set[int] | None = None,
 ) -> Activation:
     """Spread activation from ``seeds`` (entity → score in [0, 1]) through sentences.
 
     ``M`` is |S|×|E| 0/1 CSR and ``M_T`` its transpose in CSR. ``sentence_similarity``
     maps sentence indices to σ_q for them (cosine to the query). ``entity_weight`` (in
     [0, 1], per entity) scales what an entity passes on (used for hub damping); None
-    means 1 for all.
+    means 1 for all. ``excluded`` entities never join (the parts of a name the query linked).
     """
     n_e = M.shape[1]
     scores = np.zeros(n_e, dtype=np.float32)
@@ -84,6 +85,8 @@ def activate_entities(
         np.clip(new_scores, 0.0, 1.0, out=new_scores)
         best_sentence = _argmax_sentence(ent, cand, np.repeat(sents, row_len), n_e)
         joined = (levels == 0) & (new_scores >= delta) & (new_scores > 0)
+        if excluded:
+            joined[list(excluded)] = False
         # A reached entity whose best chain gets better takes that chain's sentence and length,
         # so the bridging sentence shown is the one behind its score. Seeds keep their link score.
         improved = (levels > 1) & (new_scores > scores)

@@ -26,11 +26,12 @@ def ranks_of(scores: np.ndarray, only_positive: bool = False) -> np.ndarray:
 def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float) -> np.ndarray:
     """Fuse two rankings by the better of the ranks: key = min(rank₁, factor · rank₂).
 
-    ``secondary`` (BM25) ranks only the passages it matched, ``primary`` only those it gave
-    mass. On equal keys the passage whose key comes from ``secondary`` goes first, then the
-    better rank₁, then the row. So the secondary ranking's #r ends at worst at position
-    factor·r + r − 1 (factor 3: its #1 at worst 3rd, its #2 at worst 7th). Returned as a
-    score: 1 / (fused position), so higher is better.
+    ``secondary`` (BM25) ranks only the passages it scored above 0, ``primary`` only those it
+    gave mass. On equal keys
+    the passage whose key comes from ``secondary`` goes first, then the better rank₁, then the
+    row. So the secondary ranking's #r ends at worst at position factor·r + r − 1 (factor 3:
+    its #1 at worst 3rd, its #2 at worst 7th). Returned as a score: 1 / (fused position), so
+    higher is better.
     """
     r1 = ranks_of(primary, only_positive=True)
     r2 = factor * ranks_of(secondary, only_positive=True)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from ..analysis import Mention, NameCandidate
+from ..analysis import Mention, NameCandidate, looks_like_code
 from .results import QueryEntity
 
 
@@ -27,42 +28,55 @@ def maximal_matches(ngrams: Sequence[NameCandidate], lookup: dict[str, int]) -> 
 
 def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], mention_vectors: np.ndarray,
                   lookup: dict[str, int], entity_emb: np.ndarray, entity_names: Sequence[str], floor: float,
-                  ngram_linking: bool = True, lowercase: bool = True) -> tuple[dict[int, float], list[QueryEntity]]:
-    """Seeds (entity → score) and the report of what the query was linked to.
+                  ngram_linking: bool = True, lowercase: str = "phrases",
+                  aliases: dict[str, str] | None = None) -> tuple[dict[int, float], list[QueryEntity], set[int]]:
+    """Seeds (entity → score), the report of what the query was linked to, and the entities
+    the query names only inside a longer linked name ("Burgundy" in "Beatrice I, Countess of
+    Burgundy"): parts of the name, not new entities of the question.
 
     Index entities (and titles) named verbatim by a query n-gram are seeds with score 1.
     Each NER mention not inside such a match is linked to its index entity by exact key
     (score 1), else to the most similar entity by cosine (``mention_vectors[i]``, unit
-    rows), kept when the cosine is at least ``floor``. ``lowercase``: n-grams without a
-    capitalised word (terms such as "path parameter") may link too.
+    rows), kept when the cosine is at least ``floor``. ``lowercase`` says which n-grams
+    without a capitalised word may name an entity: "none", "phrases" (two or more words, "path
+    parameter", or an identifier, "get_current_user") or "all" (single nouns too, "lifespan").
+    ``aliases`` (alias key → canonical key, from the index) is applied to every key first.
     """
+    if aliases:
+        ngrams = [replace(c, key=aliases.get(c.key, c.key)) for c in ngrams]
+        mentions = [replace(m, key=aliases.get(m.key, m.key)) for m in mentions]
     seeds: dict[int, float] = {}
     linked: list[QueryEntity] = []
-    if not lowercase:
-        ngrams = [c for c in ngrams if c.named]
+    if lowercase != "all":
+        ngrams = [c for c in ngrams if c.named or (lowercase == "phrases" and (
+            " " in c.surface.strip() or looks_like_code(c.surface)))]
     matched = maximal_matches(ngrams, lookup) if ngram_linking else []
     matched_keys = {c.key for c in matched}
+    covered = {lookup[c.key] for c in ngrams if c.key in lookup and c.key not in matched_keys
+               and any(k.start <= c.start and c.end <= k.end for k in matched)}
     for c in matched:
         e = lookup[c.key]
         seeds[e] = 1.0
-        linked.append(QueryEntity(c.surface, entity_names[e], 1.0))
+        linked.append(QueryEntity(c.surface, entity_names[e], 1.0, "name" if c.named else "term"))
     for mention, vec in zip(mentions, mention_vectors):
         if mention.key in matched_keys or any(
                 c.start <= mention.start and mention.end <= c.end for c in matched if mention.start >= 0):
             continue  # part of a longer name already linked ("Burgundy" in "Beatrice I, Countess of Burgundy")
         exact = lookup.get(mention.key)
+        how = "name"
         if exact is not None:
             best, sim = exact, 1.0
         elif len(entity_names):
             sims = entity_emb @ vec
             best = int(np.argmax(sims))
             sim = float(sims[best])
+            how = "similar"
         else:
-            linked.append(QueryEntity(mention.surface, None, 0.0))
+            linked.append(QueryEntity(mention.surface, None, 0.0, "none"))
             continue
         if sim >= floor:
             seeds[best] = max(seeds.get(best, 0.0), sim)
-            linked.append(QueryEntity(mention.surface, entity_names[best], round(sim, 6)))
+            linked.append(QueryEntity(mention.surface, entity_names[best], round(sim, 6), how))
         else:
-            linked.append(QueryEntity(mention.surface, None, round(sim, 6)))
-    return seeds, linked
+            linked.append(QueryEntity(mention.surface, None, round(sim, 6), "none"))
+    return seeds, linked, covered - set(seeds)

@@ -33,9 +33,13 @@ class RetrievalParams:
                     the better of its PageRank rank and ``fusion_weight`` × its BM25 rank: what
                     lexical search is sure of is never lost, the graph fills the rest)
     fusion_weight   see ``fusion``
+    term_fusion     the fusion used when every seed is a lowercase term (no name, no title in
+                    the question): "same" (as ``fusion``) or "rrf" (the graph is one voter
+                    among three: terms are weaker evidence than names)
     ngram_linking   also seed index entities (and titles) that a query n-gram names exactly
-    lowercase_linking  let lowercase n-grams (terms: "path parameter", "lifespan") name entities
-                    too; off, an n-gram must hold a capitalised word (English)
+    lowercase_linking  which English n-grams without a capitalised word may name an entity:
+                    "none", "phrases" (two or more words — "path parameter" — or an identifier —
+                    "get_current_user") or "all" (single nouns too: "lifespan")
     reset           "normalized" (entity and passage resets normalised separately, then mixed)
                     or "paper" (eq. 7 added as is; the balance drifts with corpus size)
     propagation     "max" (max-product: scores stay in [0, 1], each entity remembers its best
@@ -59,8 +63,9 @@ class RetrievalParams:
     prior: str = "hybrid"
     fusion: str = "min"
     fusion_weight: float = 3.0
+    term_fusion: str = "rrf"
     ngram_linking: bool = True
-    lowercase_linking: bool = True
+    lowercase_linking: str = "phrases"
     reset: str = "normalized"
     propagation: str = "max"
     sigma_scale: str = "absolute"
@@ -84,6 +89,8 @@ class RetrievalParams:
             ("prior", self.prior in ("dense", "hybrid"), "'dense' or 'hybrid'"),
             ("fusion", self.fusion in ("none", "rrf", "min"), "'none', 'rrf' or 'min'"),
             ("fusion_weight", self.fusion_weight > 0.0, "> 0"),
+            ("term_fusion", self.term_fusion in ("same", "rrf"), "'same' or 'rrf'"),
+            ("lowercase_linking", self.lowercase_linking in ("none", "phrases", "all"), "'none', 'phrases' or 'all'"),
             ("reset", self.reset in ("normalized", "paper"), "'normalized' or 'paper'"),
             ("propagation", self.propagation in ("max", "sum"), "'max' or 'sum'"),
             ("sigma_scale", self.sigma_scale in ("absolute", "relative"), "'absolute' or 'relative'"),

@@ -10,6 +10,8 @@ class QueryEntity:
     surface: str            # as written in the query
     entity: str | None      # matched index entity (display name), None below the floor
     similarity: float       # cosine between the surface and the matched entity
+    how: str = "name"       # "name" (a name or title, exactly), "term" (a lowercase phrase, exactly),
+                            # "similar" (the nearest entity by cosine), "none" (below the floor)
 
 
 @dataclass
@@ -64,11 +66,16 @@ class QueryResult:
                 how = "seed" if a.level == 1 else f'via "{a.sentence}" [{a.passage_id}]'
                 lines.append(f"  L{a.level} {a.entity} ({a.score:.3f}) {how}")
         lines.append("Passages:")
+        reached = {a.entity: a for a in self.activated_entities if a.level >= 2}
         for p in self.passages:
             title = f" {p.title}" if p.title else ""
             lines.append(f"  {p.rank}. [{p.id}]{title} (score {p.score:.4g})")
             if p.entities:
                 lines.append(f"     entities: {', '.join(p.entities)}")
+            hops = [reached[e] for e in p.entities if e in reached and reached[e].passage_id != p.id]
+            if hops:
+                how = "; ".join(f"{a.entity} (L{a.level}, bridging sentence in [{a.passage_id}])" for a in hops[:3])
+                lines.append(f"     reached through: {how}")
             snippet = p.text if len(p.text) <= 300 else p.text[:297] + "..."
             lines.append(f"     {snippet}")
         timing = ", ".join(f"{k} {v:.1f}" for k, v in self.timings_ms.items())

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..aliases import Aliases, check_unchanged
 from ..analysis import Analyzer, Mention, NameCandidate
 from ..embeddings import Encoder, load_query_encoder
 from ..errors import ModelMismatchError, ParameterError
@@ -61,6 +62,8 @@ class Retriever:
         self.encoder = encoder or load_query_encoder(
             meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"), threads=threads)
         _check_models(index, self.analyzer, self.encoder)
+        self.aliases = Aliases.from_meta(meta.get("aliases"))
+        check_unchanged(self.aliases, index.path)
         graph = index.graph
         self.M = graph.M
         self.M_T = graph.M.T.tocsr()
@@ -143,9 +146,10 @@ class Retriever:
             scores = rrf_scores([self.dense_scores(q), self.bm25_scores(q)], params.rrf_k, only_positive=[False, True])
         else:
             t0 = time.perf_counter()
-            seeds, query_entities = link_entities(
+            seeds, query_entities, covered = link_entities(
                 q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, self.index.entity_emb,
-                self.index.graph.entity_names, params.seed_floor, params.ngram_linking, params.lowercase_linking)
+                self.index.graph.entity_names, params.seed_floor, params.ngram_linking, params.lowercase_linking,
+                self.aliases.keys)
             timings["linking"] = (time.perf_counter() - t0) * 1000
             t0 = time.perf_counter()
             dense = self.dense_scores(q)
@@ -162,15 +166,18 @@ class Retriever:
                     scores = rrf_scores([dense, lexical], params.rrf_k, only_positive=[False, True])
             else:
                 t0 = time.perf_counter()
-                activation = self.activate(q, seeds, params)
+                activation = self.activate(q, seeds, params, covered)
                 timings["activation"] = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
                 prior = dense if params.prior == "dense" else hybrid_prior(dense, lexical)
                 scores = self.pagerank(prior, activation, params)
-                if params.fusion == "rrf":
+                fusion = params.fusion
+                if params.term_fusion != "same" and all(e.how == "term" for e in query_entities if e.entity):
+                    fusion = params.term_fusion   # terms alone are weak evidence: the graph is one voter
+                if fusion == "rrf":
                     scores = rrf_scores([scores, lexical, dense], params.rrf_k,
                                         [1.0, params.fusion_weight, params.fusion_weight], [True, True, False])
-                elif params.fusion == "min":
+                elif fusion == "min":
                     scores = min_rank_scores(scores, lexical, params.fusion_weight)
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
         rows = top_k(scores, params.top_k)
@@ -196,7 +203,8 @@ class Retriever:
             self._lexical = LexicalIndex.load(self.index.path, len(self.index.passage_ids))
         return self._lexical.scores(q.tokens)
 
-    def activate(self, q: AnalyzedQuery, seeds: dict[int, float], params: RetrievalParams) -> Activation:
+    def activate(self, q: AnalyzedQuery, seeds: dict[int, float], params: RetrievalParams,
+                 excluded: set[int] | None = None) -> Activation:
         emb = self.index.sentence_emb
         scale = 1.0
         if params.sigma_scale == "relative":
@@ -205,7 +213,7 @@ class Retriever:
         return activate_entities(
             self.M, self.M_T, lambda rows: (emb[rows] @ q.vector) * scale, seeds,
             delta=params.delta, max_iterations=params.max_iterations, propagation=params.propagation,
-            entity_weight=self.hub_weights(params),
+            entity_weight=self.hub_weights(params), excluded=excluded,
         )
 
     def hub_weights(self, params: RetrievalParams) -> np.ndarray | None:

@@ -1,0 +1,73 @@
+"""PDF and HTML files in a corpus directory: text with page and section provenance."""
+
+import logging
+
+import pytest
+
+from linearrag.corpus import load_corpus
+from linearrag.errors import CorpusError
+
+
+def _pdf(path, pages, title=None):
+    """A real PDF with a text layer (fpdf2): one page per string; None = a page with a drawing only."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    if title:
+        pdf.set_title(title)
+    pdf.set_font("helvetica", size=12)
+    for text in pages:
+        pdf.add_page()
+        if text is None:
+            pdf.set_fill_color(120, 120, 120)
+            pdf.rect(20, 20, 100, 60, style="F")
+        else:
+            pdf.multi_cell(0, 8, text)
+    pdf.output(str(path))
+
+
+HTML = """<!doctype html><html><head><title>Deploy guide</title><script>var tracker = 1;</script></head>
+<body><nav><a href="/">Home</a> | <a href="/docs">Docs</a></nav>
+<main>
+  <h1>Deployment</h1>
+  <p>Run the app behind a <a href="proxy.html">termination proxy</a> that handles HTTPS.</p>
+  <h2>Workers</h2>
+  <p>Start several worker processes with <code>--workers 4</code>.</p>
+  <pre>uvicorn main:app --workers 4</pre>
+  <h3>Memory</h3>
+  <ul><li>Each worker loads its own copy of the model.</li></ul>
+</main>
+<footer>Copyright 2026</footer></body></html>"""
+
+
+def test_pdf_pages_become_passages_with_the_page_in_the_id(tmp_path):
+    _pdf(tmp_path / "manual.pdf", ["Kyoto was the capital of Japan for over a thousand years.",
+                                   "Tokyo became the capital in 1868 after the Meiji Restoration."], title="City Manual")
+    passages = load_corpus(tmp_path)
+    assert [p.id for p in passages] == ["manual.pdf#p1", "manual.pdf#p2"]
+    assert passages[0].title == "City Manual › p. 1" and passages[1].title == "City Manual › p. 2"
+    assert "Kyoto was the capital of Japan" in passages[0].text and "Meiji Restoration" in passages[1].text
+
+
+def test_image_only_pdf_is_skipped_with_a_warning(tmp_path, caplog):
+    _pdf(tmp_path / "scan.pdf", [None, None])
+    (tmp_path / "note.txt").write_text("A note about Osaka.", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        passages = load_corpus(tmp_path)
+    assert [p.id for p in passages] == ["note.txt#0"]
+    assert "scan.pdf" in caplog.text and "no text layer" in caplog.text
+    with pytest.raises(CorpusError, match="no text layer"):   # given alone, it is an error
+        load_corpus(tmp_path / "scan.pdf")
+
+
+def test_html_main_text_by_section(tmp_path):
+    (tmp_path / "deploy.html").write_text(HTML, encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    assert [p.title for p in passages] == ["Deployment", "Deployment › Workers", "Deployment › Workers › Memory"]
+    first, workers, memory = passages
+    assert first.text == "Run the app behind a termination proxy that handles HTTPS."
+    assert "uvicorn main:app --workers 4" in workers.text and "uvicorn" not in workers.analysis_text
+    assert ("--workers 4", "CODE") in workers.terms
+    assert memory.text == "Each worker loads its own copy of the model."
+    every = " ".join(p.text for p in passages)
+    assert "tracker" not in every and "Home" not in every and "Copyright" not in every

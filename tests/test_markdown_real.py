@@ -1,0 +1,83 @@
+"""Markdown documents end to end with the real models: clean entities, a lowercase two-hop question."""
+
+import pytest
+
+PAGES = {
+    "memory/reference-counting.md": """# Reference Counting { #rc }
+
+<!-- TODO: diagrams -->
+The `Rc<T>` type keeps a count of the owners of a value. ![owners](img/rc.svg)
+
+## Reference Cycles
+
+A reference cycle happens when two `Rc<T>` values point to each other, so neither count reaches zero
+and the memory leaks. See [the chapter on leaks](../leaks.md#cycles) for details.
+
+To break a reference cycle, replace one of the strong pointers with a weak reference.
+""",
+    "memory/weak-references.md": """# Weak References
+
+A weak reference does not keep its value alive: the value is dropped when only weak references remain.
+You create a weak reference with `Rc::downgrade` and read it back with `upgrade`, which returns an `Option`.
+
+```rust
+let weak = Rc::downgrade(&shared); // Reference Cycles are broken here
+```
+""",
+    "tools/cargo.md": """# Cargo
+
+Cargo builds your code, downloads the libraries your code depends on, and builds those libraries.
+Run `cargo build` to compile and `cargo test` to run the tests of a package.
+""",
+    "tools/testing.md": """# Testing
+
+Tests are functions annotated with the `test` attribute. You can filter which tests run by passing
+a name to `cargo test`; only tests whose names contain it run.
+""",
+    "basics/ownership.md": """# Ownership
+
+Each value has an owner, and there can only be one owner at a time. When the owner goes out of scope,
+the value is dropped and its memory is returned. [[Borrowing|Borrowing]] lets code use a value without owning it.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def docs_index(tmp_path_factory):
+    from linearrag import build_index
+
+    root = tmp_path_factory.mktemp("docs")
+    for rel, text in PAGES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    out = tmp_path_factory.mktemp("idx") / "docs"
+    build_index(root, out)
+    return out
+
+
+def test_markdown_entities_have_no_debris(docs_index):
+    from linearrag import load_index
+
+    idx = load_index(docs_index)
+    keys = idx.graph.entity_keys
+    for debris in ("](", "[", "<!--", "http", "img/", ".svg", "{", "#", "///", "`"):
+        assert not [k for k in keys if debris in k], debris
+    assert "weak reference" in keys and "reference cycle" in keys     # terms, singular keys
+    assert "rc::downgrade" in keys                                    # a code identifier
+    titles = dict(zip(idx.passage_ids, idx.passage_titles))
+    assert titles["memory/reference-counting.md#1"] == "Reference Counting › Reference Cycles"
+    assert all("Rc::downgrade(&shared)" not in s for s in idx.graph.sentences)   # code is not NER text
+
+
+def test_lowercase_two_hop_question_reaches_both_pages(docs_index):
+    from linearrag import RetrievalParams, Retriever
+
+    retriever = Retriever.from_path(docs_index)
+    result = retriever.query("how do i break a reference cycle, and what does the replacement pointer do to its value?",
+                             RetrievalParams(top_k=3, lowercase_linking="phrases"))
+    assert result.fallback is None
+    assert any(q.entity and q.entity.lower().startswith("reference cycle") for q in result.query_entities)
+    ids = [p.id for p in result.passages]
+    assert "memory/reference-counting.md#1" in ids and "memory/weak-references.md#0" in ids
+    weak = {a.entity.lower(): a for a in result.activated_entities}.get("weak reference")
+    assert weak is not None and weak.level == 2 and weak.passage_id == "memory/reference-counting.md#1"
