@@ -34,7 +34,9 @@ ABLATIONS = {
     "sum propagation (eq. 5 as published)": {"propagation": "sum"},
     "no propagation (seeds only)": {"max_iterations": 0},
     "paper-faithful (preset)": "paper-2wiki",
+    "defaults before the sweep": {"delta": 0.4, "seed_floor": 0.7, "hub_damping": 1.0},
     "lowercase n-grams: none": {"lowercase_linking": "none"},
+    "terms-only queries fused like the others": {"term_fusion": "same"},
     "lowercase n-grams: all": {"lowercase_linking": "all"},
 }
 # Columns per question layout: benchmark gold passages, or docs-layout facts.

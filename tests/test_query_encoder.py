@@ -30,3 +30,22 @@ def test_default_model_queries_without_torch_models():
 
 def test_unsupported_folder_is_refused(tmp_path):
     assert not BertQueryEncoder.supports(tmp_path)
+
+
+def test_a_build_embeds_with_every_core_even_after_a_one_thread_query_encoder():
+    """torch's thread count is process-wide: the MCP server's one-thread queries must not make a
+    build in the same process embed on one thread."""
+    import os
+
+    import torch
+
+    from linearrag.embeddings import torch_threads
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch_threads(None):
+            assert torch.get_num_threads() == (os.cpu_count() or 1)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -11,7 +11,8 @@ MODES = ("linearrag", "dense", "bm25", "rrf")
 
 @dataclass(frozen=True)
 class RetrievalParams:
-    """Parameters of one query. Defaults are one setting measured across data sets (docs/benchmarks.md).
+    """Parameters of one query. Defaults are one setting for every data set, chosen by
+    scripts/sweep.py on half A of every benchmark set together (docs/benchmarks.md).
 
     mode            linearrag (activation + PPR), dense, bm25 or rrf (BM25 + dense fusion)
     top_k           passages returned
@@ -53,13 +54,13 @@ class RetrievalParams:
 
     mode: str = "linearrag"
     top_k: int = 5
-    delta: float = 0.4
+    delta: float = 0.3
     max_iterations: int = 3
     lam: float = 1.0
     damping: float = 0.5
     passage_weight: float = 0.9
-    seed_floor: float = 0.7
-    hub_damping: float = 1.0
+    seed_floor: float = 0.6
+    hub_damping: float = 2.0
     prior: str = "hybrid"
     fusion: str = "min"
     fusion_weight: float = 3.0
