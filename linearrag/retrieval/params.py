@@ -40,7 +40,7 @@ class RetrievalParams:
     ngram_linking   also seed index entities (and titles) that a query n-gram names exactly
     lowercase_linking  which English n-grams without a capitalised word may name an entity:
                     "none", "phrases" (two or more words — "path parameter" — or an identifier —
-                    "get_current_user") or "all" (single nouns too: "lifespan")
+                    "get_current_user") or "all" (single nouns too: "lifespan"; needs terms in the index)
     reset           "normalized" (entity and passage resets normalised separately, then mixed)
                     or "paper" (eq. 7 added as is; the balance drifts with corpus size)
     propagation     "max" (max-product: scores stay in [0, 1], each entity remembers its best

@@ -58,7 +58,10 @@ class Retriever:
         self.index = index
         self.params = params or RetrievalParams()
         meta = index.meta
-        self.analyzer = analyzer or Analyzer(meta["language"], meta["ner"]["model"])
+        # The tagger (part-of-speech tags for terms) only where the index has terms: it costs
+        # query time, and without terms no lowercase single word can name an entity anyway.
+        self.analyzer = analyzer or Analyzer(meta["language"], meta["ner"]["model"],
+                                             terms=bool(meta.get("build", {}).get("terms", False)))
         self.encoder = encoder or load_query_encoder(
             meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"), threads=threads)
         _check_models(index, self.analyzer, self.encoder)
