@@ -23,7 +23,7 @@ from .index_embeddings import embed_tri_graph
 from .language import SUPPORTED, detect_language
 from .lexical import EnglishTokenizer, LexicalIndex
 from .progress import bar
-from .store import atomic_directory, write_index
+from .store import atomic_directory, check_output, write_index
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
     """Build an index from ``input_path`` into ``output`` and return the build summary."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
+    check_output(output)
     aliases = load_aliases(config.aliases) if config.aliases else Aliases()
     passages = load_corpus(input_path, max_chars=config.max_chars)
     lang = config.lang

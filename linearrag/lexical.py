@@ -53,7 +53,18 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, index_dir: Path, n_docs: int) -> LexicalIndex:
-        retriever = _bm25s().BM25.load(str(index_dir / BM25_DIR), mmap=False, show_progress=False, verbosity=0)
+        """Load the BM25 files; IndexFormatError (one line) when they are missing or damaged."""
+        from .errors import IndexFormatError
+
+        folder = index_dir / BM25_DIR
+        if not folder.is_dir():
+            raise IndexFormatError(f"{index_dir}: missing {BM25_DIR}/ (the BM25 index); rebuild the index")
+        try:
+            retriever = _bm25s().BM25.load(str(folder), mmap=False, show_progress=False, verbosity=0)
+        except Exception as exc:  # bm25s raises many types for damaged files (JSON, numpy, zip, key errors)
+            raise IndexFormatError(f"{folder}: corrupt BM25 files ({type(exc).__name__}); rebuild the index") from None
+        if getattr(retriever, "scores", None) is None or retriever.scores.get("num_docs") != n_docs:
+            raise IndexFormatError(f"{folder}: BM25 index does not match the passages; rebuild the index")
         return cls(retriever, n_docs)
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,9 +120,23 @@ def _backup_path(target: Path) -> Path:
     return target.parent / f".{target.name}.previous"
 
 
-def _swap_in(tmp: Path, target: Path) -> None:
-    if target.exists() and not (target / "meta.json").exists() and any(target.iterdir()):
+def check_output(target: str | Path) -> None:
+    """Fail early (before any model loads) on an ``--output`` that cannot become an index: a
+    file, a directory that holds something other than an index, or a place we cannot write."""
+    target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise IndexFormatError(f"{target}: is a file, not an index directory; choose another --output")
+    if target.is_dir() and not (target / "meta.json").exists() and any(target.iterdir()):
         raise IndexFormatError(f"{target}: exists and is not an index; choose another --output or remove it")
+    parent = target.resolve().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise IndexFormatError(f"{parent}: not writable, so {target} cannot be written; choose another --output")
+
+
+def _swap_in(tmp: Path, target: Path) -> None:
+    check_output(target)
     backup = _backup_path(target)
     if target.exists():
         if backup.exists():
@@ -193,7 +208,8 @@ def load_index(path: str | Path, mmap: bool = True) -> Index:
                               shape=m_shape)
             sentence_passage = g["sentence_passage"]
         embs = [np.load(path / name, mmap_mode="r" if mmap else None) for name in _EMBEDDINGS]
-    except (ValueError, OSError, KeyError, json.JSONDecodeError, UnicodeDecodeError, EOFError) as exc:
+    except (ValueError, OSError, KeyError, json.JSONDecodeError, UnicodeDecodeError, EOFError,
+            zipfile.BadZipFile) as exc:
         raise IndexFormatError(f"{path}: corrupt or truncated index file ({type(exc).__name__}: {exc}); rebuild it") from None
     counts = meta.get("counts", {})
     n_p, n_s, n_e = len(passages), len(texts.get("sentences", [])), len(texts.get("entity_keys", []))

@@ -193,3 +193,36 @@ def test_corrupt_index_is_reported(sample_index, tmp_path):
     (copy / "graph.npz").write_bytes(b"garbage")
     with pytest.raises(IndexFormatError, match="corrupt"):
         load_index(copy)
+
+
+@pytest.mark.parametrize("damage", ["graph_zip", "bm25_missing", "bm25_corrupt"])
+def test_damaged_index_files_are_one_line_errors(sample_index, tmp_path, damage):
+    import shutil
+
+    copy = tmp_path / "idx"
+    shutil.copytree(sample_index[0], copy)
+    if damage == "graph_zip":
+        data = (copy / "graph.npz").read_bytes()
+        (copy / "graph.npz").write_bytes(data[: len(data) // 2])      # a truncated zip
+    elif damage == "bm25_missing":
+        shutil.rmtree(copy / "bm25")
+    else:
+        for f in (copy / "bm25").iterdir():
+            f.write_bytes(b"garbage")
+    proc = _query_cli("--index", str(copy), "--query", BEATRICE, "--quiet")
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and "rebuild" in lines[0], proc.stderr
+
+
+def test_bad_output_is_refused_before_any_model_loads(tmp_path):
+    corpus = ROOT / "examples" / "2wiki-sample" / "corpus.jsonl"
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x", encoding="utf-8")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.md").write_text("# Mine", encoding="utf-8")
+    for output, message in ((a_file, "is a file"), (tmp_path / "notes", "exists and is not an index")):
+        proc = subprocess.run([sys.executable, "scripts/build_graph.py", "--input", str(corpus), "--output", str(output),
+                               "--quiet"], capture_output=True, text=True, cwd=ROOT)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], proc.stderr
+    assert (tmp_path / "notes" / "keep.md").read_text(encoding="utf-8") == "# Mine"

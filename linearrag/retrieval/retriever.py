@@ -77,7 +77,7 @@ class Retriever:
         self.idf_ratio = idf_ratio(graph.C)
         self._hub_weights: dict[float, np.ndarray] = {}
         self.entity_lookup = {key: i for i, key in enumerate(graph.entity_keys)}
-        self._lexical: LexicalIndex | None = None
+        self._lexical = LexicalIndex.load(index.path, len(index.passage_ids))   # a damaged one fails here, not mid-query
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
         if warm:
             self.analyze_queries(["warm-up"])   # the first call pays one-off costs (lazy weights, caches)
@@ -202,8 +202,6 @@ class Retriever:
         return np.asarray(self.index.passage_emb @ q.vector, dtype=np.float32)
 
     def bm25_scores(self, q: AnalyzedQuery) -> np.ndarray:
-        if self._lexical is None:
-            self._lexical = LexicalIndex.load(self.index.path, len(self.index.passage_ids))
         return self._lexical.scores(q.tokens)
 
     def activate(self, q: AnalyzedQuery, seeds: dict[int, float], params: RetrievalParams,
