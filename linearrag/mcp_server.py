@@ -22,6 +22,7 @@ from typing_extensions import TypedDict
 
 from .build import BuildConfig, build_index
 from .errors import LinearRAGError
+from .explain.paths import PathResult
 from .retrieval import QueryResult, RetrievalParams, Retriever
 from .store import read_meta
 
@@ -206,5 +207,27 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
             await beat
         pool.forget(output)
         return summary
+
+    @server.tool(annotations=READ_ONLY)
+    def explain_path(source: str, target: str, max_hops: int = 4, index: str | None = None) -> PathResult:
+        """Shortest entity paths between two entities of the index (names matched as a question's
+        entities are): each hop with the sentence linking it and that sentence's passage id.
+        `hops` is null when the two are not connected within `max_hops`."""
+        from .explain.paths import EntityGraph, describe_paths, resolve_entity
+
+        if max_hops < 1:
+            raise ToolError(f"max_hops must be ≥ 1, got {max_hops}")
+
+        def run() -> PathResult:
+            retriever = pool.get(index)
+            ends = []
+            for name in (source, target):
+                e = resolve_entity(retriever, name, pool.params.seed_floor) if name.strip() else None
+                if e is None:
+                    raise ToolError(f"no entity of the index matches {name!r}; use the name as the documents write it")
+                ends.append(e)
+            return describe_paths(EntityGraph(retriever.index.graph.M), retriever.index, ends[0], ends[1], max_hops)
+
+        return guarded(run)
 
     return server

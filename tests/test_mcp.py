@@ -62,6 +62,11 @@ def test_server_tools_query_errors_and_survival(sample_index):
             again = await client.call_tool("query", {"question": BEATRICE})   # still alive
             assert not again.is_error
 
+            assert listed["explain_path"].annotations.read_only_hint is True
+            path = _payload(await client.call_tool("explain_path", {"source": "Beatrice I, Countess of Burgundy",
+                                                                   "target": "Frederick Barbarossa"}))
+            assert path["hops"] == 1 and path["paths"][0][1]["passage_id"] == "2w000283"
+
     asyncio.run(scenario())
 
 
