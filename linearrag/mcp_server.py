@@ -22,6 +22,7 @@ from typing_extensions import TypedDict
 
 from .build import BuildConfig, build_index
 from .errors import LinearRAGError
+from .explain.overview import Overview
 from .explain.paths import PathResult
 from .retrieval import QueryResult, RetrievalParams, Retriever
 from .store import read_meta
@@ -229,5 +230,15 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
             return describe_paths(EntityGraph(retriever.index.graph.M), retriever.index, ends[0], ends[1], max_hops)
 
         return guarded(run)
+
+    @server.tool(annotations=READ_ONLY)
+    def overview(communities: int = 20, index: str | None = None) -> Overview:
+        """The corpus at a glance, without an LLM: entity communities of the co-occurrence graph
+        (Leiden), largest first, each with its size, top entities and representative passages."""
+        from .explain.overview import corpus_overview
+
+        if communities < 1:
+            raise ToolError(f"communities must be ≥ 1, got {communities}")
+        return guarded(lambda: corpus_overview(pool.get(index).index, max_communities=communities))
 
     return server

@@ -66,6 +66,9 @@ def test_server_tools_query_errors_and_survival(sample_index):
             path = _payload(await client.call_tool("explain_path", {"source": "Beatrice I, Countess of Burgundy",
                                                                    "target": "Frederick Barbarossa"}))
             assert path["hops"] == 1 and path["paths"][0][1]["passage_id"] == "2w000283"
+            assert listed["overview"].annotations.read_only_hint is True
+            over = _payload(await client.call_tool("overview", {"communities": 3}))
+            assert 1 <= len(over["communities"]) <= 3 and over["communities"][0]["top_entities"]
 
     asyncio.run(scenario())
 

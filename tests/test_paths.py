@@ -48,3 +48,18 @@ def test_path_command_on_team_notes(team_index):
     assert "佐藤 → 認証基盤チーム → プロジェクトAlpha → Rust" in text.stdout
     bad = _linearrag("path", str(team_index[0]), "佐藤", "Rust", "--max-hops", "0")
     assert bad.returncode == 2 and bad.stderr.strip() == "error: --max-hops must be ≥ 1, got 0"
+
+
+def test_overview_on_team_notes_is_deterministic(team_index):
+    from linearrag import load_index
+    from linearrag.explain.overview import corpus_overview
+
+    first = corpus_overview(load_index(team_index[0])).to_dict()
+    assert first == corpus_overview(load_index(team_index[0])).to_dict()     # fixed seed
+    assert first["communities"] and first["modularity"] > 0
+    sizes = [c["size"] for c in first["communities"]]
+    assert sizes == sorted(sizes, reverse=True)
+    rust = [c for c in first["communities"] if "Rust" in c["top_entities"]]
+    assert rust and rust[0]["passages"][0]["id"] == "projects.md#0"
+    proc = _linearrag("overview", str(team_index[0]), "--format", "json")
+    assert proc.returncode == 0 and json.loads(proc.stdout) == first

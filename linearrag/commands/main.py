@@ -1,9 +1,12 @@
 """The `linearrag` command: tools over a built index.
 
   uv run linearrag path INDEX "A" "B" [--max-hops 4] [--format json|text]
+  uv run linearrag overview INDEX [--communities 20] [--format json|text]
 
 `path` prints the shortest entity co-occurrence paths between two entities (names matched as
 a query's entities are), each hop with the sentence that links it and its passage id.
+`overview` prints the entity communities of the corpus (Leiden on the co-occurrence graph), each
+with its size, top entities and representative passages; no LLM summaries.
 """
 
 from linearrag.commands import pin_query_threads
@@ -28,6 +31,11 @@ def parse_args(argv=None):
     path.add_argument("--max-hops", type=int, default=4, help="longest path searched (default 4)")
     path.add_argument("--format", choices=["json", "text"], default="json")
     path.add_argument("--quiet", action="store_true")
+    over = sub.add_parser("overview", help="entity communities of the corpus")
+    over.add_argument("index", help="index directory")
+    over.add_argument("--communities", type=int, default=20, help="how many, largest first (default 20)")
+    over.add_argument("--format", choices=["json", "text"], default="json")
+    over.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
 
@@ -36,7 +44,18 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(getattr(args, "quiet", False))
     if args.command == "path":
         return _path(args)
-    return 2
+    return _overview(args)
+
+
+def _overview(args) -> int:
+    from linearrag.explain.overview import corpus_overview
+    from linearrag.store import load_index
+
+    if args.communities < 1:
+        raise ParameterError(f"--communities must be ≥ 1, got {args.communities}")
+    result = corpus_overview(load_index(args.index), max_communities=args.communities)
+    print(result.format_text() if args.format == "text" else json.dumps(result.to_dict(), ensure_ascii=False))
+    return 0
 
 
 def _path(args) -> int:
