@@ -6,7 +6,7 @@ import logging
 import sys
 from collections.abc import Callable
 
-from .errors import LinearRAGError
+from .errors import LinearRAGError, ParameterError
 
 EXIT_USAGE = 2
 
@@ -16,6 +16,19 @@ def setup_logging(quiet: bool = False) -> None:
                         format="%(levelname)s: %(message)s")
     for noisy in ("sentence_transformers", "transformers", "bm25s", "httpx", "mcp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def write_html(target: str, page: str) -> None:
+    """Write an HTML page to ``target`` (``-``: stdout); a place that cannot be written is a
+    one-line error."""
+    if target == "-":
+        sys.stdout.write(page)
+        return
+    try:
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(page)
+    except OSError as exc:
+        raise ParameterError(f"cannot write {target} ({exc.strerror}); choose another --html path") from None
 
 
 def run_cli(main: Callable[[], int | None]) -> None:

@@ -16,7 +16,7 @@ pin_query_threads()
 import argparse
 import json
 
-from linearrag.cli import run_cli, setup_logging
+from linearrag.cli import run_cli, setup_logging, write_html
 from linearrag.errors import ParameterError
 
 
@@ -30,11 +30,13 @@ def parse_args(argv=None):
     path.add_argument("target", help="another entity name")
     path.add_argument("--max-hops", type=int, default=4, help="longest path searched (default 4)")
     path.add_argument("--format", choices=["json", "text"], default="json")
+    path.add_argument("--html", metavar="OUT.html", default=None, help="also write an HTML view ('-': stdout instead)")
     path.add_argument("--quiet", action="store_true")
     over = sub.add_parser("overview", help="entity communities of the corpus")
     over.add_argument("index", help="index directory")
     over.add_argument("--communities", type=int, default=20, help="how many, largest first (default 20)")
     over.add_argument("--format", choices=["json", "text"], default="json")
+    over.add_argument("--html", metavar="OUT.html", default=None, help="also write an HTML view ('-': stdout instead)")
     over.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
@@ -54,8 +56,7 @@ def _overview(args) -> int:
     if args.communities < 1:
         raise ParameterError(f"--communities must be ≥ 1, got {args.communities}")
     result = corpus_overview(load_index(args.index), max_communities=args.communities)
-    print(result.format_text() if args.format == "text" else json.dumps(result.to_dict(), ensure_ascii=False))
-    return 0
+    return _emit(args, result, "overview_html")
 
 
 def _path(args) -> int:
@@ -76,6 +77,17 @@ def _path(args) -> int:
             raise ParameterError(f"no entity of the index matches {name!r}; try the name as the documents write it")
         ends.append(e)
     result = describe_paths(EntityGraph(retriever.index.graph.M), retriever.index, ends[0], ends[1], args.max_hops)
+    return _emit(args, result, "path_html")
+
+
+def _emit(args, result, view: str) -> int:
+    """JSON or text on stdout, and the HTML view where --html asks for it."""
+    if args.html is not None:
+        from linearrag.explain import html
+
+        write_html(args.html, getattr(html, view)(result.to_dict()))
+        if args.html == "-":
+            return 0
     print(result.format_text() if args.format == "text" else json.dumps(result.to_dict(), ensure_ascii=False))
     return 0
 

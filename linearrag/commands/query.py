@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from linearrag.cli import run_cli, setup_logging
+from linearrag.cli import run_cli, setup_logging, write_html
 from linearrag.errors import ParameterError
 from linearrag.questions import read_query_file
 from linearrag.retrieval import Retriever, parse_overrides, preset
@@ -31,6 +31,8 @@ def parse_args(argv=None):
     ap.add_argument("--preset", default="default", help="named parameter set (default, paper-2wiki, ...)")
     ap.add_argument("--param", action="append", metavar="NAME=VALUE", help="override a retrieval parameter")
     ap.add_argument("--format", choices=["json", "text"], default="json")
+    ap.add_argument("--html", metavar="OUT.html", default=None,
+                    help="also write a self-contained HTML view of the result (with --query; '-' for stdout instead)")
     ap.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
@@ -46,10 +48,18 @@ def main(argv: list[str] | None = None) -> int:
     params = preset(args.preset).with_overrides(overrides)
     if args.query is not None and not args.query.strip():
         raise ParameterError("empty --query; pass a question with some text")
+    if args.html is not None and args.query is None:
+        raise ParameterError("--html needs one --query (an HTML view shows one question)")
     queries = [("", args.query)] if args.query is not None else read_query_file(args.queries)
     # One torch thread is fastest for a single query; a batch is encoded with all cores.
     retriever = Retriever(load_index(args.index), params, threads=1 if args.query is not None else None)
     results = retriever.query_batch([q for _, q in queries], params)
+    if args.html is not None:
+        from linearrag.explain.html import query_html
+
+        write_html(args.html, query_html(results[0].to_dict()))
+        if args.html == "-":
+            return 0
     for (qid, _), result in zip(queries, results):
         for warning in result.warnings:
             print(f"warning: {warning}", file=sys.stderr)

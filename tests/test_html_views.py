@@ -1,0 +1,101 @@
+"""The HTML views in a real headless browser (Debian's chromium driven by Playwright): no
+console error, no network request, the DOM's node and edge counts equal the JSON's, a click
+on a passage node shows its text, and the screenshot is not blank."""
+
+import os
+import shutil
+
+import pytest
+
+BEATRICE = "What nationality is Beatrice I, Countess of Burgundy's husband?"
+
+
+def _chromium() -> str:
+    path = os.environ.get("LINEARRAG_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        pytest.fail("no chromium found: scripts/test.sh installs Debian's chromium (apt-get install chromium), "
+                    "or set LINEARRAG_CHROMIUM to a Chromium binary")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def _open(browser, tmp_path, name, page_html):
+    file = tmp_path / f"{name}.html"
+    file.write_text(page_html, encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors, requests = [], []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("request", lambda req: requests.append(req.url))
+    page.goto(file.as_uri())
+    page.wait_for_selector("#graph[data-ready='true']")
+    return page, errors, requests, file
+
+
+def _check_page(page, errors, requests, file, elements, tmp_path, name):
+    nodes = sum(1 for e in elements if "source" not in e["data"])
+    edges = len(elements) - nodes
+    assert errors == []
+    assert requests == [file.as_uri()]                       # nothing but the file itself
+    graph = page.locator("#graph")
+    assert graph.get_attribute("data-nodes") == str(nodes) and graph.get_attribute("data-edges") == str(edges)
+    assert page.locator("#list li.node").count() == nodes and page.locator("#list li.edge").count() == edges
+    shot = tmp_path / f"{name}.png"
+    page.screenshot(path=str(shot))
+    from PIL import Image
+
+    colours = Image.open(shot).convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 20           # not blank
+
+
+def test_query_view(browser, sample_retriever, tmp_path):
+    from linearrag.explain.html import query_elements, query_html
+
+    result = sample_retriever.query(BEATRICE).to_dict()
+    page, errors, requests, file = _open(browser, tmp_path, "query", query_html(result))
+    elements = query_elements(result)
+    _check_page(page, errors, requests, file, elements, tmp_path, "query")
+    # A click on a passage node shows the passage's text.
+    x, y = page.evaluate("""() => { const n = cy.nodes('[kind = "passage"]')[0];
+        const p = n.renderedPosition(); const r = document.getElementById('graph').getBoundingClientRect();
+        return [r.left + p.x, r.top + p.y]; }""")
+    page.mouse.click(x, y)
+    first = result["passages"][0]["text"][:60]
+    assert first in page.locator("#details").inner_text()
+    assert "Frederick Barbarossa" in page.locator("#list").inner_text()
+    page.close()
+
+
+def test_path_view_in_japanese(browser, ja_index, tmp_path):
+    from linearrag import Retriever
+    from linearrag.explain.html import path_elements, path_html
+    from linearrag.explain.paths import EntityGraph, describe_paths, resolve_entity
+
+    r = Retriever.from_path(ja_index[0])
+    a, b = resolve_entity(r, "夏目漱石", 0.6), resolve_entity(r, "道後温泉", 0.6)
+    result = describe_paths(EntityGraph(r.index.graph.M), r.index, a, b, 4).to_dict()
+    assert result["hops"] is not None
+    page, errors, requests, file = _open(browser, tmp_path, "path", path_html(result))
+    _check_page(page, errors, requests, file, path_elements(result), tmp_path, "path")
+    assert "夏目漱石" in page.locator("#list").inner_text()
+    page.close()
+
+
+def test_overview_view(browser, team_index, tmp_path):
+    from linearrag import load_index
+    from linearrag.explain.html import overview_elements, overview_html
+    from linearrag.explain.overview import corpus_overview
+
+    result = corpus_overview(load_index(team_index[0])).to_dict()
+    page, errors, requests, file = _open(browser, tmp_path, "overview", overview_html(result))
+    _check_page(page, errors, requests, file, overview_elements(result), tmp_path, "overview")
+    page.close()
