@@ -31,7 +31,7 @@ _JS = """
   var container = document.getElementById('graph');
   var cy = cytoscape({
     container: container, elements: data.elements, wheelSensitivity: 0.3,
-    layout: {name: 'breadthfirst', directed: true, spacingFactor: 1.1, padding: 20},
+    layout: data.layout,
     style: [
       {selector: 'node', style: {'label': 'data(label)', 'font-size': 11, 'text-wrap': 'wrap',
         'text-max-width': 140, 'background-color': '#8aa9d6', 'width': 22, 'height': 22}},
@@ -62,7 +62,14 @@ def _payload_script(payload: dict) -> str:
     return f'<script type="application/json" id="data">{text}</script>'
 
 
-def _page(title: str, subtitle: str, elements: list[dict], list_html: str, legend: str) -> str:
+_TREE = {"name": "breadthfirst", "directed": True, "spacingFactor": 1.1, "padding": 20}
+# Communities with their members around them; no randomness, so the picture is repeatable.
+_CLUSTERS = {"name": "cose", "randomize": False, "animate": False, "padding": 20, "nodeRepulsion": 9000,
+             "idealEdgeLength": 40, "numIter": 1500}
+
+
+def _page(title: str, subtitle: str, elements: list[dict], list_html: str, legend: str,
+          layout: dict | None = None) -> str:
     library = (files("linearrag.explain") / "static" / "cytoscape.min.js").read_text(encoding="utf-8")
     nodes = sum(1 for e in elements if "source" not in e["data"])
     edges = len(elements) - nodes
@@ -76,7 +83,7 @@ def _page(title: str, subtitle: str, elements: list[dict], list_html: str, legen
 <aside id="details" aria-live="polite">Click a node or an edge to see its sentences or passage text.</aside>
 </main>
 <section id="list" aria-label="the graph as a list">{list_html}</section>
-{_payload_script({"elements": elements})}
+{_payload_script({"elements": elements, "layout": layout or _TREE})}
 <script>{library}</script>
 <script>{_JS}</script>
 <footer id="licences" style="padding:0 20px 20px;font-size:11px;color:#777">Made by LinearRAG (MIT).
@@ -209,4 +216,4 @@ def overview_html(result: dict) -> str:
     sub = (f"{len(result.get('communities', []))} communities of {result.get('entities')} entities, "
            f"modularity {result.get('modularity')}")
     return _page("Corpus overview", sub, elements, _list_html(elements, "Communities and entities", "Membership"),
-                 "<span>green: community</span><span>blue: top entity</span>")
+                 "<span>green: community</span><span>blue: top entity</span>", layout=_CLUSTERS)
