@@ -88,6 +88,13 @@ def test_path_view_in_japanese(browser, ja_index, tmp_path):
     _check_page(page, errors, requests, file, path_elements(result), tmp_path, "path")
     assert "夏目漱石" in page.locator("#list").inner_text()
     page.close()
+    from linearrag.explain.html import query_elements, query_html
+
+    answer = r.query("夏目漱石が書いた小説の舞台になった町には何がある？").to_dict()
+    page, errors, requests, file = _open(browser, tmp_path, "query-ja", query_html(answer))
+    _check_page(page, errors, requests, file, query_elements(answer), tmp_path, "query-ja")
+    assert "坊っちゃん" in page.locator("#list").inner_text()
+    page.close()
 
 
 def test_overview_view(browser, team_index, tmp_path):
