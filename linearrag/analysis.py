@@ -100,10 +100,9 @@ class Analyzer:
         """Like :meth:`analyze`, plus the token n-grams a query could name an entity with."""
         docs = [self.nlp(texts[0])] if len(texts) == 1 else self.nlp.pipe(texts, batch_size=64)
         for doc in docs:
-            result = self._convert(doc)
             # A query's noun-phrase terms link by exact name (n-grams) only: linking "way" or
             # "piece" to the nearest index entity by cosine would seed noise.
-            result.mentions = [[m for m in ms if m.label != "TERM"] for ms in result.mentions]
+            result = self._convert(doc, terms=False)
             result.ngrams = _candidate_ngrams(doc, self.lang)
             yield result
 
@@ -123,14 +122,14 @@ class Analyzer:
             self._english_analyzer = Analyzer("en")
         return self._english_analyzer.nlp
 
-    def _convert(self, doc) -> AnalyzedText:
+    def _convert(self, doc, terms: bool = True) -> AnalyzedText:
         result = AnalyzedText()
         spans = [part for span in doc.ents for part in _split_at_newlines(span)]
         if self.lang == "ja":
             phrases = _japanese_noun_phrases(doc)
             spans = _drop_latin_fragments(_add_person_names(doc, spans), phrases) + phrases
             result.tokens = [t.norm_ for t in doc if _is_content_token(t)]
-        elif self.with_terms:
+        elif self.with_terms and terms:
             spans = spans + english_terms(doc, spans)
         spans.sort(key=lambda s: s.start)
         english: list[int] = []   # sentences of a Japanese text written in English
