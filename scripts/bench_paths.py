@@ -18,7 +18,7 @@ import statistics
 import time
 
 from linearrag import Retriever
-from linearrag.explain.paths import EntityGraph
+from linearrag.explain.paths import EntityGraph, longest_exact_seed
 from linearrag.normalize import normalize_entity
 from linearrag.questions import load_questions
 from linearrag.retrieval.linking import link_entities
@@ -40,10 +40,10 @@ def main() -> int:
         a = r.analyze_queries([q.question])[0]
         seeds, _, _ = link_entities(a.ngrams, a.mentions, a.mention_vectors, r.entity_lookup, r.index.entity_emb,
                                     names, 1.0, aliases=r.aliases.keys)
-        if not seeds:
+        source = longest_exact_seed(seeds, names)
+        if source is None:
             asked += 1
             continue
-        source = max(seeds, key=lambda e: (len(names[e]), -e))
         targets = []
         for pid in q.gold_ids:
             row = r.index.row_of(pid)

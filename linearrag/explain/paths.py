@@ -126,6 +126,12 @@ def describe_paths(graph: EntityGraph, index, a: int, b: int, max_hops: int) -> 
     return result
 
 
+def longest_exact_seed(seeds: dict[int, float], names) -> int | None:
+    """Of the seeds linked exactly (score 1), the one with the longest name (ties: lowest id)."""
+    exact = [e for e, s in seeds.items() if s >= 1.0]
+    return max(exact, key=lambda e: (len(names[e]), -e)) if exact else None
+
+
 def resolve_entity(retriever, name: str, floor: float) -> int | None:
     """The index entity a name refers to, matched as a query's entities are: a name n-gram
     (longest exact match; aliases applied), else the most similar entity by cosine when it
@@ -136,10 +142,9 @@ def resolve_entity(retriever, name: str, floor: float) -> int | None:
     seeds, linked, _ = link_entities(q.ngrams, q.mentions, q.mention_vectors, retriever.entity_lookup,
                                      retriever.index.entity_emb, retriever.index.graph.entity_names, floor,
                                      aliases=retriever.aliases.keys, lowercase="all")
-    exact = [e for e, s in seeds.items() if s >= 1.0]
-    if exact:
-        names = retriever.index.graph.entity_names
-        return max(exact, key=lambda e: (len(names[e]), -e))
+    exact = longest_exact_seed(seeds, retriever.index.graph.entity_names)
+    if exact is not None:
+        return exact
     if len(retriever.index.graph.entity_names) == 0:
         return None
     sims = retriever.index.entity_emb @ q.vector
