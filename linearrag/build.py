@@ -1,9 +1,11 @@
-"""Index build: corpus → analysis → graph → embeddings → BM25 → store (atomic)."""
+"""Index build: corpus → analysis + embeddings (a segment) → merge → store (one commit).
+
+``make_segment`` is the expensive part every write shares (a full build, ``--add``,
+``--update``); ``writer.py`` turns segments into committed generations.
+"""
 
 from __future__ import annotations
 
-import datetime as _dt
-import importlib.metadata
 import logging
 import os
 import time
@@ -13,17 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
-from .corpus import Passage, fingerprint, load_corpus
-from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, torch_threads
+from .corpus import Passage
+from .embeddings import torch_threads
 from .errors import CorpusError
-from .graph import GraphBuilder
 from .index_embeddings import embed_tri_graph
-from .language import SUPPORTED, detect_language
-from .lexical import EnglishTokenizer, LexicalIndex
+from .lexical import EnglishTokenizer
 from .progress import bar
-from .store import atomic_directory, check_output, write_index
+from .segment import SegmentData, bridge_candidates, record
 
 log = logging.getLogger(__name__)
 
@@ -51,92 +50,44 @@ class BuildConfig:
 
 def build_index(input_path: str | Path, output: str | Path, config: BuildConfig = BuildConfig(),
                 progress: bool = False) -> dict[str, Any]:
-    """Build an index from ``input_path`` into ``output`` and return the build summary."""
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    check_output(output)
-    aliases = load_aliases(config.aliases) if config.aliases else Aliases()
-    passages = load_corpus(input_path, max_chars=config.max_chars)
-    lang = config.lang
-    if lang == "auto":
-        lang = detect_language(p.full_text for p in passages)
-    elif lang not in SUPPORTED:
-        raise CorpusError(f"unsupported --lang {lang!r}; use auto, en or ja")
-    timings["load"] = time.perf_counter() - t0
+    """Build an index from ``input_path`` into ``output`` (replacing what is there in one
+    commit) and return the build summary."""
+    from .writer import IndexWriter
 
-    # NER runs before the embedding model is loaded: its worker processes are forked,
-    # and forking after torch has started its thread pool can hang the children.
-    t0 = time.perf_counter()
-    analyzer = Analyzer(lang, config.spacy_model, terms=terms_wanted(config.terms, passages))
-    graph, corpus_tokens, sentence_spans, merged = _analyze(passages, analyzer, config, progress, aliases)
-    timings["ner"] = time.perf_counter() - t0
+    return IndexWriter(output, config, progress=progress).build(input_path)
 
-    t0 = time.perf_counter()
-    encoder = load_encoder(config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang], precision=config.precision)
-    timings["load_embedder"] = time.perf_counter() - t0
 
+def make_segment(passages: list[Passage], sources: list[str], hashes: dict[str, str], analyzer: Analyzer,
+                 encoder, build: dict, lang: str, progress: bool, timings: dict[str, float]) -> SegmentData:
+    """Analyse and embed passages into a segment (the expensive part of any write)."""
+    t0 = time.perf_counter()
+    texts = [p.analysis_text for p in passages]
+    workers = build["workers"] if build.get("workers") is not None else _auto_workers(sum(map(len, texts)))
+    analyzed = []
+    with bar(len(texts), "NER", progress) as pbar:
+        for a in analyzer.analyze(texts, batch_size=64, n_process=workers):
+            analyzed.append(a)
+            pbar.update(1)
+    timings["ner"] = timings.get("ner", 0.0) + time.perf_counter() - t0
     t0 = time.perf_counter()
     if lang == "en":
-        corpus_tokens = EnglishTokenizer()([f"{p.title}\n{p.text}" for p in passages])
-    lexical = LexicalIndex.build(corpus_tokens)
-    timings["bm25"] = time.perf_counter() - t0
-
-    bridge = np.diff(graph.M.indptr) >= 2
+        tokens = EnglishTokenizer()([f"{p.title}\n{p.text}" for p in passages]) if passages else []
+    else:
+        tokens = [a.tokens for a in analyzed]
+    timings["bm25_tokens"] = time.perf_counter() - t0
+    records = [record(p, a, list(t), src) for p, a, t, src in zip(passages, analyzed, tokens, sources)]
+    candidates = np.asarray([b for r in records for b in bridge_candidates(r)], dtype=bool)
+    sentences = [s for a in analyzed for s in a.sentences]
     with torch_threads(None):
-        passage_emb, sentence_emb, entity_emb, embed_timings = embed_tri_graph(
-            encoder, [p.full_text for p in passages], sentence_spans, graph.sentences, bridge, graph.entity_names,
-            config.batch_size, progress, in_context=config.sentences_in_context)
-    timings.update(embed_timings)
-
-    meta = {
-        "linearrag_version": importlib.metadata.version("linearrag"),
-        "language": lang,
-        "ner": _ner_meta(analyzer),
-        "embedding": {"model": encoder.name, "version": encoder.version, "dim": encoder.dim,
-                      "precision": encoder.precision, "sentences_embedded": "bridge sentences (2+ entities)",
-                      "sentences_in_context": bool(config.sentences_in_context and encoder.mean_pooling)},
-        "counts": {"passages": len(passages), "sentences": len(graph.sentences), "entities": len(graph.entity_keys),
-                   "bridge_sentences": int(bridge.sum()), "C_nnz": int(graph.C.nnz), "M_nnz": int(graph.M.nnz)},
-        "build": {"max_chars": config.max_chars, "batch_size": config.batch_size,
-                  "title_entities": config.title_entities, "terms": analyzer.with_terms,
-                  "merge_short_names": config.merge_short_names,
-                  "term_min_df": config.term_min_df, "term_max_df": config.term_max_df, "workers": _workers(config, sum(len(p.full_text) for p in passages))},
-        "input": {"path": str(Path(input_path).resolve()), "fingerprint": fingerprint(passages)},
-        "aliases": {**aliases.to_meta(), "merged": merged} if config.aliases else None,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    }
-    t0 = time.perf_counter()
-    output = Path(output)
-    with atomic_directory(output) as tmp:
-        timings["write"] = 0.0
-        meta["timings_s"] = {k: round(v, 3) for k, v in timings.items()}
-        write_index(tmp, meta, passages, graph, passage_emb, sentence_emb, entity_emb)
-        lexical.save(tmp)
-    timings["write"] = time.perf_counter() - t0
-    size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
-    return {
-        "index": str(output), "language": lang, **meta["counts"], "aliases_merged": merged,
-        "seconds": {k: round(v, 2) for k, v in timings.items()},
-        "seconds_total": round(sum(timings.values()), 2),
-        "index_bytes": size,
-    }
-
-
-def _analyze(passages: list[Passage], analyzer: Analyzer, config: BuildConfig, progress: bool, aliases: Aliases):
-    builder = GraphBuilder(config.term_min_df, config.term_max_df, config.merge_short_names,
-                           aliases.keys, aliases.names)
-    tokens: list[list[str]] = []
-    spans: list[list[tuple[int, int]]] = []
-    texts = [p.analysis_text for p in passages]
-    stream = analyzer.analyze(texts, batch_size=64, n_process=_workers(config, sum(map(len, texts))))
-    with bar(len(texts), "NER", progress) as pbar:
-        for passage, analyzed in zip(passages, stream):
-            title = passage.title if (config.title_entities and passage.title_is_name) else ""
-            builder.add(analyzed, title, passage.terms, title_line=passage.title_line, links=passage.links)
-            tokens.append(analyzed.tokens)
-            spans.append(analyzed.spans)
-            pbar.update(1)
-    return builder.build(), tokens, spans, len(builder.merged_aliases)
+        passage_emb, sentence_emb, _, embed_timings = embed_tri_graph(
+            encoder, [p.full_text for p in passages], [a.spans for a in analyzed], sentences, candidates, [],
+            build["batch_size"], progress, in_context=build["sentences_in_context"])
+    for k, v in embed_timings.items():
+        if k != "embed_entities":
+            timings[k] = timings.get(k, 0.0) + v
+    rows = np.flatnonzero(candidates)
+    return SegmentData(records=records, passage_emb=passage_emb, sentence_rows=rows,
+                       sentence_emb=sentence_emb[rows], sources={src: hashes[src] for src in dict.fromkeys(sources)})
 
 
 def terms_wanted(setting: str, passages: list[Passage]) -> bool:
@@ -152,11 +103,9 @@ def terms_wanted(setting: str, passages: list[Passage]) -> bool:
     return titled < 0.5 * len(passages)
 
 
-def _workers(config: BuildConfig, n_chars: int) -> int:
+def _auto_workers(n_chars: int) -> int:
     """NER processes: two on a multi-core machine once the corpus is large enough to repay
     starting a second model (about 2 s)."""
-    if config.workers is not None:
-        return max(1, config.workers)
     return 2 if n_chars >= 100_000 and (os.cpu_count() or 1) >= 2 else 1
 
 

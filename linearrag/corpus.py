@@ -89,11 +89,12 @@ class Passage:
         return bool(self._prefix)
 
 
-def load_corpus(path: str | Path, max_chars: int = 1000) -> list[Passage]:
+def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True) -> list[Passage]:
     """Load passages from ``path`` (a directory, ``.jsonl`` or ``.json`` file).
 
     Raises :class:`CorpusError` for a missing path, an empty corpus, malformed JSON,
-    duplicate ids or empty text.
+    duplicate ids or empty text. With ``resolve=False`` links stay raw (an index resolves
+    them against its whole corpus at each commit).
     """
     if max_chars < 1:
         raise CorpusError(f"--max-chars must be at least 1, got {max_chars}")
@@ -101,20 +102,46 @@ def load_corpus(path: str | Path, max_chars: int = 1000) -> list[Passage]:
     if not path.exists():
         raise CorpusError(f"{path}: no such file or directory; pass an existing directory, .jsonl or .json file")
     if path.is_dir():
-        passages = resolve_links(_load_directory(path, max_chars))
+        passages = _load_directory(path, max_chars)
     elif path.suffix.lower() == ".jsonl":
         passages = _load_jsonl(path)
     elif path.suffix.lower() == ".json":
         passages = _load_json(path)
     elif path.suffix.lower() in DOCUMENT_SUFFIXES:
-        passages = resolve_links(_read_document(path, path.name, max_chars))
+        passages = _read_document(path, path.name, max_chars)
     else:
         raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.html/.pdf files, "
                           "a .jsonl or a .json file")
     if not passages:
         raise CorpusError(f"{path}: the corpus is empty (no passage with text); add documents and build again")
     _check_unique_ids(path, passages)
-    return passages
+    return resolve_links(passages) if resolve and path.suffix.lower() not in (".jsonl", ".json") else passages
+
+
+def passage_sources(path: str | Path, passages: list[Passage]) -> tuple[list[str], dict[str, str]]:
+    """The source of each passage and a content hash per source, for re-syncing an index
+    with its input: in a directory (or a single document) a source is a file (its relative
+    path, hashed over its bytes); in a ``.jsonl``/``.json`` corpus every record is its own
+    source (hashed over its title and text)."""
+    path = Path(path)
+    if path.suffix.lower() in (".jsonl", ".json") and path.is_file():
+        sources = [p.id for p in passages]
+        hashes = {p.id: _hash_parts(p.title, p.text) for p in passages}
+        return sources, hashes
+    root = path if path.is_dir() else path.parent
+    sources = [p.id.rsplit("#", 1)[0] for p in passages]
+    hashes = {}
+    for src in dict.fromkeys(sources):
+        hashes[src] = hashlib.sha256((root / src).read_bytes()).hexdigest()
+    return sources, hashes
+
+
+def _hash_parts(*parts: str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8"))
+        h.update(b"\x00")
+    return h.hexdigest()
 
 
 def read_utf8(path: Path) -> str:

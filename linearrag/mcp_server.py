@@ -1,6 +1,10 @@
 """An MCP server (stdio) over the package API: models and the index load once and stay warm.
 
-Tools: ``query``, ``query_batch``, ``index_info``, ``build_index``. Anticipated failures
+Tools: ``query``, ``query_batch``, ``index_info``, ``build_index``, ``add_documents``,
+``remove_documents``, ``update_index``, ``explain_path``, ``overview``. A query answers from the
+generation the server loaded; when a writer (this server or any other process) commits a new
+one, the next query loads it (the server compares the index's ``CURRENT`` file, one small
+read, before each query). Anticipated failures
 (bad parameters, empty query, missing index, bad corpus) come back as tool errors with a
 one-line message; the server keeps serving.
 """
@@ -21,11 +25,12 @@ from pydantic import ValidationError
 from typing_extensions import TypedDict
 
 from .build import BuildConfig, build_index
+from .writer import IndexWriter
 from .errors import LinearRAGError
 from .explain.overview import Overview
 from .explain.paths import PathResult
 from .retrieval import QueryResult, RetrievalParams, Retriever
-from .store import read_meta
+from .store import committed_generation, load_index, read_meta
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,7 @@ INSTRUCTIONS = (
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 WRITES_INDEX = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
+CHANGES_INDEX = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
 
 
 @dataclass
@@ -104,6 +110,26 @@ class LinearRAGServer(MCPServer):
             raise ToolError(message) from None
 
 
+class ChangeSummary(TypedDict, total=False):
+    """What ``add_documents``, ``remove_documents`` and ``update_index`` return."""
+
+    index: str
+    operation: str
+    committed: bool
+    generation: int
+    passages: int
+    entities: int
+    added: int
+    replaced: int
+    removed: int
+    unchanged: int
+    segments: int
+    deleted_passages: int
+    compacted: bool
+    seconds_total: float
+    index_bytes: int
+
+
 class RetrieverPool:
     """Retrievers by index path, loaded on first use and kept warm."""
 
@@ -117,9 +143,22 @@ class RetrieverPool:
         if not path:
             raise ToolError("no index given: pass `index`, or start the server with --index DIR")
         key = str(Path(path).resolve())
-        if key not in self._retrievers:
-            self._retrievers[key] = Retriever.from_path(key, self.params)
+        loaded = self._retrievers.get(key)
+        if loaded is not None and loaded.index.generation != committed_generation(key):
+            loaded = None   # a writer committed a new generation: answer from it
+        if loaded is None:
+            self._retrievers[key] = self._load(key, self._retrievers.get(key))
         return self._retrievers[key]
+
+    def _load(self, key: str, previous: Retriever | None) -> Retriever:
+        if previous is not None:
+            index = load_index(key)
+            same = (index.meta["ner"] == previous.index.meta["ner"]
+                    and index.meta["embedding"] == previous.index.meta["embedding"]
+                    and index.meta["build"].get("terms") == previous.index.meta["build"].get("terms"))
+            if same:   # the models are loaded already
+                return Retriever(index, self.params, analyzer=previous.analyzer, encoder=previous.encoder)
+        return Retriever.from_path(key, self.params)
 
     def forget(self, index: str) -> None:
         self._retrievers.pop(str(Path(index).resolve()), None)
@@ -208,6 +247,43 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
             await beat
         pool.forget(output)
         return summary
+
+    writers: dict[str, IndexWriter] = {}
+
+    def writer_for(index: str | None) -> IndexWriter:
+        path = index or pool.default_index
+        if not path:
+            raise ToolError("no index given: pass `index`, or start the server with --index DIR")
+        key = str(Path(path).resolve())
+        if key not in writers:
+            writers[key] = IndexWriter(key)   # keeps its models loaded for the next change
+        return writers[key]
+
+    def change(summary: dict) -> ChangeSummary:
+        keys = ChangeSummary.__annotations__
+        return {k: v for k, v in summary.items() if k in keys}
+
+    @server.tool(annotations=CHANGES_INDEX)
+    async def add_documents(path: str, index: str | None = None) -> ChangeSummary:
+        """Add the documents at `path` (a file or directory, or a .jsonl of {"id", "title", "text"}) to the
+        index; a passage id or file already in the index is replaced. Only the new passages are analysed
+        and embedded. Returns counts (added, replaced) and the new generation."""
+        writer = writer_for(index)
+        return change(await asyncio.to_thread(guarded, lambda: writer.add(path)))
+
+    @server.tool(annotations=CHANGES_INDEX)
+    async def remove_documents(ids: list[str], index: str | None = None) -> ChangeSummary:
+        """Remove passages by id from the index (an id naming a file of a directory corpus removes all of
+        its passages). Unknown ids are an error and nothing is removed. Returns counts and the new generation."""
+        writer = writer_for(index)
+        return change(await asyncio.to_thread(guarded, lambda: writer.remove(ids)))
+
+    @server.tool(annotations=CHANGES_INDEX)
+    async def update_index(input: str | None = None, index: str | None = None) -> ChangeSummary:
+        """Re-sync the index with its source (by default the path it was built from): new and changed files
+        or records are indexed, deleted ones dropped, unchanged ones kept as they are."""
+        writer = writer_for(index)
+        return change(await asyncio.to_thread(guarded, lambda: writer.update(input)))
 
     @server.tool(annotations=READ_ONLY)
     def explain_path(source: str, target: str, max_hops: int = 4, index: str | None = None) -> PathResult:

@@ -1,28 +1,36 @@
-"""The on-disk index: one directory, written atomically, loaded with checks.
+"""The on-disk index: immutable segments, a global layer per generation, one commit point.
 
-Layout (format version 1)::
+Layout of an index directory (format version 2; docs/store.md explains the design)::
 
-    meta.json            format version, models, counts, build parameters and timings
-    passages.jsonl       one {"id", "title", "text"} per line, in row order of C
-    texts.json           {"sentences": [...], "entity_keys": [...], "entity_names": [...], "entity_labels": [...]}
-    graph.npz            C (CSR parts), M (CSR parts), sentence_passage
-    passage_emb.npy      float32 [P, dim], unit rows (memory-mapped on load)
-    sentence_emb.npy     float32 [S, dim]
-    entity_emb.npy       float32 [E, dim]
-    bm25/                the lexical index (bm25s format)
+    CURRENT                  the name of the committed manifest ("manifest-000007.json")
+    LOCK                     writers hold an exclusive flock on it; readers never touch it
+    manifest-000007.json     format version, generation, meta, live segments with their
+                             deleted passage ids, the global directory, size + SHA-256 of
+                             every file the generation uses
+    seg-000007-0/            a segment (segment.py): analysis and vectors of some passages
+    g-000007/                the global layer of generation 7 (merge.py):
+        passage_ids|passage_titles|passage_texts|sentences|entity_keys|entity_names|
+        entity_labels .bin + .off.npy   string columns
+        C_data|C_indices|C_indptr|M_indices|M_indptr|sentence_passage .npy
+        passage_emb|sentence_emb|entity_emb .npy   float32 unit rows
+        bm25/                the lexical index (bm25s format)
+        sources.json         {source: content hash} of the live passages (for --update)
 
-A build writes into a hidden temporary directory beside the target and swaps it in
-with renames, so an interrupted build leaves the previous index as it was.
+A commit writes new segment and global directories, fsyncs every file and directory, writes
+and fsyncs the manifest, then replaces ``CURRENT`` atomically and fsyncs the index directory.
+A crash before that replace leaves the previous generation; after it, the new one. Readers
+read ``CURRENT``, then only files the manifest names, and never write.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import re
 import shutil
-import tempfile
-import zipfile
-from contextlib import contextmanager
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,29 +38,39 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .corpus import Passage
 from .errors import IndexFormatError
+from .files import (StringColumn, fsync_path, fsync_tree, load_array, read_strings, save_array, save_json,
+                    sha256_file, write_durably, write_strings)
 from .graph import TriGraph
-from .jsonl import jsonl_lines
 
-FORMAT_VERSION = 1
-_EMBEDDINGS = ("passage_emb.npy", "sentence_emb.npy", "entity_emb.npy")
-_REQUIRED = ("meta.json", "passages.jsonl", "texts.json", "graph.npz", *_EMBEDDINGS)
+FORMAT_VERSION = 2
+CURRENT = "CURRENT"
+LOCK = "LOCK"
+KEEP_GENERATIONS = 3      # manifests (and their files) kept for readers still opening an older one
+_MANIFEST = re.compile(r"^manifest-(\d{6,})\.json$")
+_STRINGS = ("passage_ids", "passage_titles", "passage_texts", "sentences", "entity_keys", "entity_names",
+            "entity_labels")
+_ARRAYS = ("C_data", "C_indices", "C_indptr", "M_indices", "M_indptr", "sentence_passage")
+_EMBEDDINGS = ("passage_emb", "sentence_emb", "entity_emb")
+_V1_FILES = ("meta.json", "passages.jsonl", "texts.json", "graph.npz", "passage_emb.npy", "sentence_emb.npy",
+             "entity_emb.npy")
 
 
 @dataclass
 class Index:
-    """A loaded index. Arrays are read-only; embeddings are memory-mapped."""
+    """A loaded index: one generation, read-only, arrays memory-mapped."""
 
     path: Path
     meta: dict[str, Any]
-    passage_ids: list[str]
-    passage_titles: list[str]
-    passage_texts: list[str]
+    passage_ids: StringColumn
+    passage_titles: StringColumn
+    passage_texts: StringColumn
     graph: TriGraph
     passage_emb: np.ndarray
     sentence_emb: np.ndarray
     entity_emb: np.ndarray
+    data_dir: Path = None            # the generation's global directory
+    generation: int = 0
     _id_to_row: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
@@ -65,60 +83,122 @@ class Index:
         return self._id_to_row.get(passage_id)
 
 
-def write_index(directory: Path, meta: dict, passages: list[Passage], graph: TriGraph,
-                passage_emb: np.ndarray, sentence_emb: np.ndarray, entity_emb: np.ndarray) -> None:
-    """Write every file of an index into ``directory`` (which must exist and be empty)."""
-    with open(directory / "passages.jsonl", "w", encoding="utf-8") as f:
-        for p in passages:
-            f.write(json.dumps({"id": p.id, "title": p.title, "text": p.text}, ensure_ascii=False) + "\n")
-    with open(directory / "texts.json", "w", encoding="utf-8") as f:
-        json.dump({"sentences": graph.sentences, "entity_keys": graph.entity_keys,
-                   "entity_names": graph.entity_names, "entity_labels": graph.entity_labels}, f, ensure_ascii=False)
-    np.savez(
-        directory / "graph.npz",
-        C_data=graph.C.data, C_indices=graph.C.indices, C_indptr=graph.C.indptr, C_shape=np.array(graph.C.shape),
-        M_indices=graph.M.indices, M_indptr=graph.M.indptr, M_shape=np.array(graph.M.shape),
-        sentence_passage=graph.sentence_passage,
-    )
-    for name, arr in zip(_EMBEDDINGS, (passage_emb, sentence_emb, entity_emb)):
-        np.save(directory / name, np.ascontiguousarray(arr, dtype=np.float32))
-    meta = dict(meta, format_version=FORMAT_VERSION)
-    with open(directory / "meta.json", "w", encoding="utf-8") as f:
-        json.dump(meta, f, ensure_ascii=False, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
+# ---- reading -----------------------------------------------------------------------------
 
-
-@contextmanager
-def atomic_directory(target: Path):
-    """Yield a fresh temporary directory beside ``target``; on success swap it in.
-
-    On any exception (including KeyboardInterrupt) the temporary directory is removed
-    and ``target`` is untouched.
-    """
-    target = Path(target).resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _recover_interrupted_swap(target)
-    _remove_stale_temporaries(target)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
-    os.chmod(tmp, 0o777 & ~_umask())   # mkdtemp makes it 0700: other users could not read the index
+def current_generation(path: str | Path) -> str | None:
+    """The manifest name ``CURRENT`` points to (None when there is none)."""
     try:
-        yield tmp
-        _swap_in(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        return (Path(path) / CURRENT).read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def committed_generation(path: str | Path) -> int | None:
+    """The committed generation number (one small read: how a server notices a new commit)."""
+    name = current_generation(path)
+    m = _MANIFEST.match(name) if name else None
+    return int(m.group(1)) if m else None
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """The committed manifest of an index directory, checked; one-line errors."""
+    path = Path(path)
+    if not path.is_dir():
+        raise IndexFormatError(f"{path}: no index here; build one with scripts/build_graph.py --output {path}")
+    name = current_generation(path)
+    if name is None:
+        if (path / "meta.json").exists():
+            raise IndexFormatError(f"{path}: index format version 1, this linearrag reads version {FORMAT_VERSION}; "
+                                   "rebuild the index (scripts/build_graph.py --output to the same path)")
+        raise IndexFormatError(f"{path}: not an index (no CURRENT file); rebuild it with scripts/build_graph.py")
+    if not _MANIFEST.match(name):
+        raise IndexFormatError(f"{path}/{CURRENT}: corrupt (names {name[:40]!r}); rebuild the index")
+    try:
+        manifest = json.loads((path / name).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise IndexFormatError(f"{path}: {name} (named by CURRENT) is missing; rebuild the index") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IndexFormatError(f"{path}/{name}: corrupt ({exc}); rebuild the index") from None
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    if version != FORMAT_VERSION:
+        raise IndexFormatError(
+            f"{path}: index format version {version!r}, this linearrag reads version {FORMAT_VERSION}; rebuild the index")
+    for key in ("generation", "meta", "segments", "global", "files"):
+        if key not in manifest:
+            raise IndexFormatError(f"{path}/{name}: corrupt (no {key!r}); rebuild the index")
+    return manifest
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    """The build metadata of the committed generation (models, counts, parameters)."""
+    manifest = read_manifest(path)
+    return dict(manifest["meta"], format_version=FORMAT_VERSION, generation=manifest["generation"])
+
+
+def load_index(path: str | Path, mmap: bool = True) -> Index:
+    """Open the committed generation of an index. A writer that commits meanwhile (and, three
+    commits later, deletes this generation's files) makes the open start over from CURRENT."""
+    path = Path(path)
+    for attempt in range(20):
+        name = current_generation(path)
+        try:
+            return _load(path, mmap)
+        except (IndexFormatError, FileNotFoundError):
+            if current_generation(path) == name:
+                raise
+            time.sleep(0.01 * attempt)
+    return _load(path, mmap)
+
+
+def _load(path: Path, mmap: bool) -> Index:
+    manifest = read_manifest(path)
+    meta = dict(manifest["meta"], format_version=FORMAT_VERSION, generation=manifest["generation"])
+    data = path / manifest["global"]
+    for rel, (size, _) in manifest["files"].items():
+        if not rel.startswith(manifest["global"] + "/"):
+            continue
+        f = path / rel
+        if not f.exists():
+            raise IndexFormatError(f"{path}: missing file {rel}; the index is damaged, rebuild it (linearrag check {path})")
+        if f.stat().st_size != size:
+            raise IndexFormatError(f"{path}: {rel} has {f.stat().st_size} bytes, the manifest says {size}; "
+                                   f"the index is damaged, rebuild it (linearrag check {path})")
+    try:
+        cols = {name: read_strings(data, name) for name in _STRINGS}
+        arrays = {name: load_array(data / f"{name}.npy", mmap=False) for name in _ARRAYS}
+        embs = [load_array(data / f"{name}.npy", mmap=mmap) for name in _EMBEDDINGS]
+        counts = meta.get("counts", {})
+        n_p, n_s, n_e = counts.get("passages"), counts.get("sentences"), counts.get("entities")
+        C = sp.csr_matrix((arrays["C_data"], arrays["C_indices"], arrays["C_indptr"]), shape=(n_p, n_e))
+        M = sp.csr_matrix((np.ones(len(arrays["M_indices"]), dtype=np.float32), arrays["M_indices"],
+                           arrays["M_indptr"]), shape=(n_s, n_e))
+    except FileNotFoundError:
         raise
+    except (ValueError, OSError, KeyError, TypeError, UnicodeDecodeError, EOFError) as exc:
+        raise IndexFormatError(f"{path}: corrupt or truncated index file ({type(exc).__name__}: {exc}); "
+                               "rebuild it") from None
+    dim = meta.get("embedding", {}).get("dim")
+    expected = {
+        "passage ids": (n_p, len(cols["passage_ids"])), "passage titles": (n_p, len(cols["passage_titles"])),
+        "passage texts": (n_p, len(cols["passage_texts"])), "sentences": (n_s, len(cols["sentences"])),
+        "entity keys": (n_e, len(cols["entity_keys"])), "entity names": (n_e, len(cols["entity_names"])),
+        "entity labels": (n_e, len(cols["entity_labels"])),
+        "sentence_passage": (n_s, len(arrays["sentence_passage"])),
+        "passage_emb": ((n_p, dim), embs[0].shape), "sentence_emb": ((n_s, dim), embs[1].shape),
+        "entity_emb": ((n_e, dim), embs[2].shape),
+    }
+    for what, (want, got) in expected.items():
+        if want != got:
+            raise IndexFormatError(f"{path}: {what} has shape {got}, expected {want}; the index is corrupt, rebuild it")
+    graph = TriGraph(sentences=cols["sentences"], sentence_passage=arrays["sentence_passage"],
+                     entity_keys=cols["entity_keys"].tolist(), entity_names=cols["entity_names"],
+                     entity_labels=cols["entity_labels"], C=C, M=M)
+    return Index(path=path, meta=meta, passage_ids=cols["passage_ids"], passage_titles=cols["passage_titles"],
+                 passage_texts=cols["passage_texts"], graph=graph, passage_emb=embs[0], sentence_emb=embs[1],
+                 entity_emb=embs[2], data_dir=data, generation=manifest["generation"])
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _backup_path(target: Path) -> Path:
-    return target.parent / f".{target.name}.previous"
-
+# ---- writing -----------------------------------------------------------------------------
 
 def check_output(target: str | Path) -> None:
     """Fail early (before any model loads) on an ``--output`` that cannot become an index: a
@@ -126,112 +206,135 @@ def check_output(target: str | Path) -> None:
     target = Path(target)
     if target.exists() and not target.is_dir():
         raise IndexFormatError(f"{target}: is a file, not an index directory; choose another --output")
-    if target.is_dir() and not (target / "meta.json").exists() and any(target.iterdir()):
+    if target.is_dir() and not _is_index_dir(target) and any(target.iterdir()):
         raise IndexFormatError(f"{target}: exists and is not an index; choose another --output or remove it")
-    parent = target.resolve().parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise IndexFormatError(f"{parent}: not writable, so {target} cannot be written; choose another --output")
+    place = target if target.is_dir() else target.resolve().parent
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    if not os.access(place, os.W_OK | os.X_OK):
+        raise IndexFormatError(f"{place}: not writable, so {target} cannot be written; choose another --output")
 
 
-def _swap_in(tmp: Path, target: Path) -> None:
-    check_output(target)
-    backup = _backup_path(target)
-    if target.exists():
-        if backup.exists():
-            shutil.rmtree(backup)
-        os.rename(target, backup)
-    os.rename(tmp, target)
-    shutil.rmtree(backup, ignore_errors=True)
+def _is_index_dir(path: Path) -> bool:
+    return (path / CURRENT).exists() or (path / "meta.json").exists() or (path / LOCK).exists()
 
 
-def _recover_interrupted_swap(target: Path) -> None:
-    """A kill between the two renames leaves only the backup: put it back."""
-    backup = _backup_path(target)
-    if backup.exists() and not target.exists():
-        os.rename(backup, target)
+class WriteLock:
+    """An exclusive ``flock`` on ``INDEX/LOCK``: one writer at a time. With ``wait`` a second
+    writer blocks until the first is done (saying so on stderr); without, it fails at once."""
+
+    def __init__(self, path: Path, wait: bool = True, on_wait=None):
+        self.path, self.wait, self.on_wait = Path(path), wait, on_wait
+        self._fd: int | None = None
+
+    def __enter__(self) -> WriteLock:
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                os.close(fd)
+                raise
+            if not self.wait:
+                os.close(fd)
+                raise IndexFormatError(f"{self.path}: another process is writing this index; try again when it "
+                                       "is done (or let this one wait: drop --no-wait)") from None
+            if self.on_wait:
+                self.on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
 
 
-def _remove_stale_temporaries(target: Path) -> None:
-    for stale in target.parent.glob(f".{target.name}.tmp-*"):
-        pid = stale.name.split(".tmp-", 1)[1].split("-", 1)[0]
-        if not pid.isdigit() or not _pid_alive(int(pid)):
-            shutil.rmtree(stale, ignore_errors=True)
+def write_global(directory: Path, layer, sources: dict[str, str]) -> None:
+    """Write a generation's global layer (a :class:`merge.GlobalLayer`) into a new directory."""
+    directory.mkdir()
+    g = layer.graph
+    for name, values in (("passage_ids", layer.ids), ("passage_titles", layer.titles),
+                         ("passage_texts", layer.texts), ("sentences", g.sentences), ("entity_keys", g.entity_keys),
+                         ("entity_names", g.entity_names), ("entity_labels", g.entity_labels)):
+        write_strings(directory, name, values)
+    for name, arr in (("C_data", g.C.data.astype(np.float32)), ("C_indices", g.C.indices), ("C_indptr", g.C.indptr),
+                      ("M_indices", g.M.indices), ("M_indptr", g.M.indptr),
+                      ("sentence_passage", g.sentence_passage.astype(np.int32))):
+        save_array(directory / f"{name}.npy", arr)
+    for name, arr in (("passage_emb", layer.passage_emb), ("sentence_emb", layer.sentence_emb),
+                      ("entity_emb", layer.entity_emb)):
+        save_array(directory / f"{name}.npy", np.asarray(arr, dtype=np.float32))
+    layer.lexical.save(directory)
+    save_json(directory / "sources.json", sources)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def file_table(index_dir: Path, directories: list[str]) -> dict[str, list]:
+    """{relative path: [size, sha256]} of every file below the given directories."""
+    table = {}
+    for d in directories:
+        for f in sorted((index_dir / d).rglob("*")):
+            if f.is_file():
+                table[f.relative_to(index_dir).as_posix()] = [f.stat().st_size, sha256_file(f)]
+    return table
 
 
-def read_meta(path: str | Path) -> dict[str, Any]:
-    """Read and check ``meta.json`` of an index directory."""
-    path = Path(path)
-    _recover_interrupted_swap(path.resolve())
-    if not path.is_dir():
-        raise IndexFormatError(f"{path}: no index here; build one with scripts/build_graph.py --output {path}")
-    meta_file = path / "meta.json"
-    if not meta_file.exists():
-        raise IndexFormatError(f"{path}: not an index (meta.json missing); rebuild it with scripts/build_graph.py")
-    try:
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IndexFormatError(f"{meta_file}: corrupt ({exc}); rebuild the index") from None
-    version = meta.get("format_version") if isinstance(meta, dict) else None
-    if version != FORMAT_VERSION:
-        raise IndexFormatError(
-            f"{path}: index format version {version!r}, this linearrag reads version {FORMAT_VERSION}; rebuild the index"
-        )
-    return meta
+def commit(index_dir: Path, generation: int, meta: dict, segments: list[dict], global_dir: str,
+           files: dict[str, list]) -> None:
+    """Make ``generation`` the committed one. Call with the write lock held, after every file
+    it names is written; this fsyncs them, writes the manifest, then swaps ``CURRENT``."""
+    for d in {global_dir, *(s["name"] for s in segments)}:
+        fsync_tree(index_dir / d)
+    name = f"manifest-{generation:06d}.json"
+    manifest = {"format_version": FORMAT_VERSION, "generation": generation, "meta": meta,
+                "segments": segments, "global": global_dir, "files": files}
+    write_durably(index_dir / name, json.dumps(manifest, ensure_ascii=False, indent=1))
+    fsync_path(index_dir)
+    tmp = index_dir / f"{CURRENT}.tmp"
+    write_durably(tmp, name + "\n")
+    os.replace(tmp, index_dir / CURRENT)
+    fsync_path(index_dir)
 
 
-def load_index(path: str | Path, mmap: bool = True) -> Index:
-    """Load an index directory, checking its version, files and array shapes."""
-    path = Path(path)
-    meta = read_meta(path)
-    for name in _REQUIRED:
-        if not (path / name).exists():
-            raise IndexFormatError(f"{path}: missing file {name}; the index is incomplete, rebuild it")
-    try:
-        passages = [json.loads(line) for _, line in jsonl_lines((path / "passages.jsonl").read_text(encoding="utf-8"))]
-        texts = json.loads((path / "texts.json").read_text(encoding="utf-8"))
-        with np.load(path / "graph.npz") as g:
-            C = sp.csr_matrix((g["C_data"], g["C_indices"], g["C_indptr"]), shape=tuple(g["C_shape"]))
-            m_shape = tuple(g["M_shape"])
-            M = sp.csr_matrix((np.ones(len(g["M_indices"]), dtype=np.float32), g["M_indices"], g["M_indptr"]),
-                              shape=m_shape)
-            sentence_passage = g["sentence_passage"]
-        embs = [np.load(path / name, mmap_mode="r" if mmap else None) for name in _EMBEDDINGS]
-    except (ValueError, OSError, KeyError, json.JSONDecodeError, UnicodeDecodeError, EOFError,
-            zipfile.BadZipFile) as exc:
-        raise IndexFormatError(f"{path}: corrupt or truncated index file ({type(exc).__name__}: {exc}); rebuild it") from None
-    counts = meta.get("counts", {})
-    n_p, n_s, n_e = len(passages), len(texts.get("sentences", [])), len(texts.get("entity_keys", []))
-    dim = meta.get("embedding", {}).get("dim")
-    expected = {
-        "passages": (counts.get("passages"), n_p), "sentences": (counts.get("sentences"), n_s),
-        "entities": (counts.get("entities"), n_e),
-        "C": ((n_p, n_e), C.shape), "M": ((n_s, n_e), M.shape), "sentence_passage": (n_s, len(sentence_passage)),
-        "passage_emb": ((n_p, dim), embs[0].shape), "sentence_emb": ((n_s, dim), embs[1].shape),
-        "entity_emb": ((n_e, dim), embs[2].shape),
-    }
-    for what, (want, got) in expected.items():
-        if want != got:
-            raise IndexFormatError(f"{path}: {what} has shape {got}, expected {want}; the index is corrupt, rebuild it")
-    graph = TriGraph(
-        sentences=texts["sentences"], sentence_passage=sentence_passage,
-        entity_keys=texts["entity_keys"], entity_names=texts["entity_names"],
-        entity_labels=texts.get("entity_labels") or [""] * n_e, C=C, M=M,
-    )
-    return Index(
-        path=path, meta=meta,
-        passage_ids=[p["id"] for p in passages], passage_titles=[p["title"] for p in passages],
-        passage_texts=[p["text"] for p in passages], graph=graph,
-        passage_emb=embs[0], sentence_emb=embs[1], entity_emb=embs[2],
-    )
+def collect_garbage(index_dir: Path, keep: int = KEEP_GENERATIONS) -> None:
+    """Delete what no recent manifest uses: older manifests, their segments and global
+    directories, files of writers that died, and a version-1 index's files. Call with the
+    write lock held (so nothing deleted here is being written)."""
+    current = current_generation(index_dir)
+    top = int(_MANIFEST.match(current).group(1)) if current and _MANIFEST.match(current) else 0
+    # manifests past the committed one are a dead writer's: not kept
+    manifests = sorted((g, p.name) for p in index_dir.iterdir()
+                       if (m := _MANIFEST.match(p.name)) and (g := int(m.group(1))) <= top)
+    kept = [name for _, name in manifests[-keep:]]
+    if current and current not in kept:
+        kept.append(current)
+    used: set[str] = set(kept) | {CURRENT, LOCK}
+    for name in kept:
+        try:
+            m = json.loads((index_dir / name).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        used.add(m.get("global", ""))
+        used.update(s["name"] for s in m.get("segments", []))
+    for entry in index_dir.iterdir():
+        if entry.name in used:
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def next_generation(manifest: dict | None) -> int:
+    return (manifest["generation"] if manifest else 0) + 1
+
+
+def is_v1(path: Path) -> bool:
+    return not (path / CURRENT).exists() and (path / "meta.json").exists()
+
+
+__all__ = ["Index", "load_index", "read_meta", "read_manifest", "current_generation", "check_output", "WriteLock",
+           "write_global", "commit", "collect_garbage", "file_table", "FORMAT_VERSION", "save_json"]

@@ -115,9 +115,10 @@ def test_model_mismatch_is_reported(sample_index, tmp_path):
 
     copy = tmp_path / "idx"
     shutil.copytree(sample_index[0], copy)
-    meta = json.loads((copy / "meta.json").read_text())
-    meta["ner"]["version"] = "0.0.1"
-    (copy / "meta.json").write_text(json.dumps(meta))
+    manifest_file = copy / (copy / "CURRENT").read_text().strip()
+    manifest = json.loads(manifest_file.read_text())
+    manifest["meta"]["ner"]["version"] = "0.0.1"
+    manifest_file.write_text(json.dumps(manifest))
     with pytest.raises(ModelMismatchError, match="rebuild the index"):
         Retriever.from_path(copy)
 
@@ -190,25 +191,27 @@ def test_corrupt_index_is_reported(sample_index, tmp_path):
 
     copy = tmp_path / "idx"
     shutil.copytree(sample_index[0], copy)
-    (copy / "graph.npz").write_bytes(b"garbage")
+    f = copy / "g-000001" / "C_indptr.npy"
+    f.write_bytes(b"x" * f.stat().st_size)      # same size: found when read, not by the size check
     with pytest.raises(IndexFormatError, match="corrupt"):
         load_index(copy)
 
 
-@pytest.mark.parametrize("damage", ["graph_zip", "bm25_missing", "bm25_corrupt"])
+@pytest.mark.parametrize("damage", ["graph_truncated", "bm25_missing", "bm25_corrupt"])
 def test_damaged_index_files_are_one_line_errors(sample_index, tmp_path, damage):
     import shutil
 
     copy = tmp_path / "idx"
     shutil.copytree(sample_index[0], copy)
-    if damage == "graph_zip":
-        data = (copy / "graph.npz").read_bytes()
-        (copy / "graph.npz").write_bytes(data[: len(data) // 2])      # a truncated zip
+    data = copy / "g-000001"
+    if damage == "graph_truncated":
+        f = data / "C_indices.npy"
+        f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
     elif damage == "bm25_missing":
-        shutil.rmtree(copy / "bm25")
+        shutil.rmtree(data / "bm25")
     else:
-        for f in (copy / "bm25").iterdir():
-            f.write_bytes(b"garbage")
+        for f in (data / "bm25").iterdir():
+            f.write_bytes(b"x" * f.stat().st_size)   # same sizes: bm25s itself fails to read them
     proc = _query_cli("--index", str(copy), "--query", BEATRICE, "--quiet")
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and "rebuild" in lines[0], proc.stderr

@@ -1,130 +1,266 @@
-"""Index round trip, load-time checks, and atomic replacement under a real kill."""
+"""The store: layout, load-time checks, `linearrag check`, every damaged-file class as one
+line and exit 2, kills at the commit point, the write lock, and readers pinned to a generation.
+
+The index is built once with the real models (fp32) from 12 passages of the 2Wiki sample and
+copied per test; removals and compactions need no model, so the subprocess tests are quick.
+"""
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
 
-from linearrag.analysis import AnalyzedText, Mention
-from linearrag.corpus import Passage
 from linearrag.errors import IndexFormatError
-from linearrag.graph import build_graph
-from linearrag.store import atomic_directory, load_index, write_index
+from linearrag.store import load_index
 
-DIM = 4
+from .conftest import EXAMPLES, ROOT
 
-
-def _write(directory, marker="old"):
-    passages = [Passage("a", "A", f"{marker} alpha"), Passage("b", "B", "beta")]
-    analyzed = [AnalyzedText(["alpha."], [[Mention("x", "X", "ORG")]]), AnalyzedText(["beta."], [[]])]
-    graph = build_graph(zip(analyzed, ["", ""]))
-    rng = np.random.default_rng(0)
-    meta = {"language": "en", "ner": {"model": "m", "version": "1"},
-            "embedding": {"model": "e", "version": "1", "dim": DIM},
-            "counts": {"passages": 2, "sentences": 2, "entities": 1}}
-    with atomic_directory(directory) as tmp:
-        write_index(tmp, meta, passages, graph, rng.random((2, DIM)), rng.random((2, DIM)), rng.random((1, DIM)))
+SCRIPTS = ROOT / "scripts"
 
 
-def test_round_trip(tmp_path):
-    _write(tmp_path / "idx")
-    idx = load_index(tmp_path / "idx")
-    assert idx.passage_ids == ["a", "b"] and idx.passage_texts[0] == "old alpha"
-    assert idx.graph.C.toarray().tolist() == [[1.0], [0.0]]
-    assert idx.graph.M.toarray().tolist() == [[1.0], [0.0]]
-    assert isinstance(idx.passage_emb, np.memmap) and idx.passage_emb.shape == (2, DIM)
-    assert idx.meta["format_version"] == 1
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]   # no temporary left
+def _run(*args, **kw):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, env=env, cwd=ROOT, **kw)
 
 
-def test_missing_index_and_missing_meta(tmp_path):
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory):
+    from linearrag import BuildConfig, build_index
+
+    root = tmp_path_factory.mktemp("store")
+    rows = [json.loads(line) for line in (EXAMPLES / "2wiki-sample" / "corpus.jsonl").read_text().splitlines()[:12]]
+    rows[3]["text"] = "Line one\u2028line two\u2029line three\u0085line four. " + rows[3]["text"]
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    build_index(corpus, root / "idx", BuildConfig(precision="fp32"))
+    return root / "idx", rows
+
+
+@pytest.fixture
+def idx(small_index, tmp_path):
+    target = tmp_path / "idx"
+    shutil.copytree(small_index[0], target)
+    return target
+
+
+def test_layout_and_round_trip(idx, small_index):
+    rows = small_index[1]
+    names = sorted(p.name for p in idx.iterdir())
+    assert names == ["CURRENT", "LOCK", "g-000001", "manifest-000001.json", "seg-000001-0"]
+    index = load_index(idx)
+    assert index.generation == 1 and index.meta["format_version"] == 2
+    assert index.passage_ids.tolist() == sorted(r["id"] for r in rows)
+    assert isinstance(index.passage_emb, np.memmap) and index.passage_emb.shape == (12, 384)
+    text = dict(zip(index.passage_ids, index.passage_texts))[rows[3]["id"]]
+    assert text.startswith("Line one\u2028line two\u2029line three\u0085line four.")   # U+2028 & co. round-trip
+    manifest = json.loads((idx / "manifest-000001.json").read_text())
+    assert all(len(sha) == 64 for _, sha in manifest["files"].values())
+
+
+def test_check_passes_and_reports(idx):
+    proc = _run("-m", "linearrag.commands.main", "check", idx, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["ok"] and summary["passages"] == 12 and summary["files_checked"] > 20
+
+
+def _damage_cases(idx):
+    g = idx / "g-000001"
+    yield "truncated array", lambda: (g / "sentence_emb.npy").write_bytes((g / "sentence_emb.npy").read_bytes()[:-9])
+    yield "missing array", lambda: os.remove(g / "C_indices.npy")
+    yield "missing texts", lambda: os.remove(g / "passage_texts.bin")
+    yield "missing bm25", lambda: shutil.rmtree(g / "bm25")
+    yield "corrupt manifest", lambda: (idx / "manifest-000001.json").write_text("{not json")
+    yield "corrupt CURRENT", lambda: (idx / "CURRENT").write_text("garbage")
+    yield "missing manifest", lambda: os.remove(idx / "manifest-000001.json")
+    yield "missing segment", lambda: shutil.rmtree(idx / "seg-000001-0")
+
+
+@pytest.mark.parametrize("case", [name for name, _ in _damage_cases(__import__("pathlib").Path("/x"))])
+def test_damaged_index_is_one_line_and_exit_2(idx, case):
+    dict(_damage_cases(idx))[case]()
+    proc = _run("-m", "linearrag.commands.main", "check", idx)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    if case != "missing segment":   # a query needs only the global layer
+        proc = _run(SCRIPTS / "query_graph.py", "--index", idx, "--query", "Who is it?")
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+
+
+def test_bit_flip_found_by_check(idx):
+    """Same size, other bytes: opening does not read everything; `check` does."""
+    f = idx / "g-000001" / "passage_emb.npy"
+    data = bytearray(f.read_bytes())
+    data[-1] ^= 0xFF
+    f.write_bytes(bytes(data))
+    proc = _run("-m", "linearrag.commands.main", "check", idx)
+    assert proc.returncode == 2 and "passage_emb.npy does not match its checksum" in proc.stderr
+
+
+def test_version_1_directory_and_not_an_index(tmp_path):
+    v1 = tmp_path / "old"
+    v1.mkdir()
+    (v1 / "meta.json").write_text('{"format_version": 1}')
+    with pytest.raises(IndexFormatError, match="format version 1"):
+        load_index(v1)
     with pytest.raises(IndexFormatError, match="no index here"):
         load_index(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(IndexFormatError, match="meta.json missing"):
+    with pytest.raises(IndexFormatError, match="no CURRENT"):
         load_index(tmp_path / "empty")
 
 
-def test_wrong_version(tmp_path):
-    _write(tmp_path / "idx")
-    meta = json.loads((tmp_path / "idx" / "meta.json").read_text())
-    meta["format_version"] = 99
-    (tmp_path / "idx" / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(IndexFormatError, match="format version 99"):
-        load_index(tmp_path / "idx")
+def test_bad_output_fails_before_any_model_loads(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "precious.txt").write_text("keep me")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    corpus = EXAMPLES / "2wiki-sample" / "corpus.jsonl"
+    cases = [(tmp_path / "afile", "is a file"), (docs, "not an index")]
+    if os.geteuid() != 0:   # root writes anywhere
+        cases.append((ro / "idx", "not writable"))
+    for out, message in cases:
+        proc = _run(SCRIPTS / "build_graph.py", "--input", corpus, "--output", out, "--quiet")
+        assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert (docs / "precious.txt").read_text() == "keep me"
 
 
-def test_missing_file(tmp_path):
-    _write(tmp_path / "idx")
-    os.remove(tmp_path / "idx" / "entity_emb.npy")
-    with pytest.raises(IndexFormatError, match="missing file entity_emb.npy"):
-        load_index(tmp_path / "idx")
+def test_removal_needs_no_model_and_unknown_ids_change_nothing(idx, small_index):
+    rows = small_index[1]
+    proc = _run(SCRIPTS / "build_graph.py", "--output", idx, "--remove", "no-such-id", rows[0]["id"])
+    assert proc.returncode == 2 and "no-such-id" in proc.stderr and "nothing was removed" in proc.stderr
+    assert load_index(idx).generation == 1
+    ids_file = idx.parent / "ids.txt"
+    ids_file.write_text(f"# two of them\n{rows[0]['id']}\n\n{rows[1]['id']}\n")
+    proc = _run(SCRIPTS / "build_graph.py", "--output", idx, "--remove-file", ids_file, "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["removed"] == 2 and summary["passages"] == 10 and summary["generation"] == 2
+    index = load_index(idx)
+    assert rows[0]["id"] not in index.passage_ids.tolist() and len(index.passage_ids) == 10
 
 
-def test_truncated_array(tmp_path):
-    _write(tmp_path / "idx")
-    path = tmp_path / "idx" / "sentence_emb.npy"
-    path.write_bytes(path.read_bytes()[:-9])
-    with pytest.raises(IndexFormatError, match="corrupt or truncated"):
-        load_index(tmp_path / "idx")
+_KILL_AT = textwrap.dedent("""
+    import os, signal, sys
+    import linearrag.store as store
+    from linearrag.writer import IndexWriter
+    point = sys.argv[2]
+    real = {"replace": store.os.replace, "manifest": store.write_durably, "global": store.write_global}
+    def die(*a, **k):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if point == "replace":
+        store.os.replace = die
+    elif point == "manifest":
+        store.write_durably = die
+    elif point == "global":
+        import linearrag.writer as w
+        w.write_global = die
+    elif point == "gc":   # the sweep after the commit (the first sweep runs when the lock is taken)
+        import linearrag.writer as w
+        calls = []
+        def sweep_then_die(path, *a):
+            calls.append(path)
+            if len(calls) > 1:
+                die()
+            real_sweep(path, *a)
+        real_sweep = w.collect_garbage
+        w.collect_garbage = sweep_then_die
+    IndexWriter(sys.argv[1]).remove([sys.argv[3]])
+""")
 
 
-def test_corrupt_meta(tmp_path):
-    _write(tmp_path / "idx")
-    (tmp_path / "idx" / "meta.json").write_text("{not json")
-    with pytest.raises(IndexFormatError, match="corrupt"):
-        load_index(tmp_path / "idx")
+@pytest.mark.parametrize("point", ["global", "manifest", "replace", "gc"])
+def test_kill_during_a_commit_leaves_a_loadable_index(idx, small_index, point):
+    victim = small_index[1][5]["id"]
+    proc = _run("-c", _KILL_AT, idx, point, victim)
+    assert proc.returncode == -signal.SIGKILL
+    index = load_index(idx)
+    after_commit = point == "gc"   # killed after CURRENT moved: the new generation is the committed one
+    assert index.generation == (2 if after_commit else 1)
+    assert (victim in index.passage_ids.tolist()) is not after_commit
+    proc = _run("-m", "linearrag.commands.main", "check", idx)
+    assert proc.returncode == 0, proc.stderr
+    # the next writer sweeps what the killed one left, then commits on top of the committed generation
+    proc = _run(SCRIPTS / "build_graph.py", "--output", idx, "--remove", small_index[1][6]["id"], "--json")
+    assert proc.returncode == 0, proc.stderr
+    leftovers = sorted(p.name for p in idx.iterdir())
+    gen = json.loads(proc.stdout)["generation"]
+    assert f"manifest-{gen:06d}.json" in leftovers and not any(n.endswith(".tmp") for n in leftovers)
+    assert len(load_index(idx).passage_ids) == (10 if after_commit else 11)
 
 
-def test_failed_build_keeps_previous_index(tmp_path):
-    _write(tmp_path / "idx", "old")
-    with pytest.raises(RuntimeError):
-        with atomic_directory(tmp_path / "idx") as tmp:
-            (tmp / "meta.json").write_text("{}")
-            raise RuntimeError("disk full")
-    assert load_index(tmp_path / "idx").passage_texts[0] == "old alpha"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
-
-
-def test_killed_build_keeps_previous_index(tmp_path):
-    """SIGKILL in the middle of writing: the old index loads, and the next build cleans up."""
-    _write(tmp_path / "idx", "old")
-    script = textwrap.dedent(f"""
-        import os, signal
-        from linearrag.store import atomic_directory
-        with atomic_directory({str(tmp_path / 'idx')!r}) as tmp:
-            (tmp / "meta.json").write_text("half")
-            os.kill(os.getpid(), signal.SIGKILL)
+def test_two_writers_serialise(idx, small_index):
+    """Two removals at once: with --no-wait the second fails with one line, or both land in turn."""
+    ids = [r["id"] for r in small_index[1]]
+    hold = textwrap.dedent("""
+        import sys, time
+        from linearrag.store import WriteLock
+        with WriteLock(sys.argv[1]):
+            print("locked", flush=True)
+            time.sleep(float(sys.argv[2]))
     """)
-    proc = subprocess.run([sys.executable, "-c", script])
-    assert proc.returncode == -9
-    assert any(p.name.startswith(".idx.tmp-") for p in tmp_path.iterdir())   # the half-written build
-    assert load_index(tmp_path / "idx").passage_texts[0] == "old alpha"
-    _write(tmp_path / "idx", "new")
-    assert load_index(tmp_path / "idx").passage_texts[0] == "new alpha"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(idx), "4"], stdout=subprocess.PIPE, text=True,
+                              env=env)
+    assert holder.stdout.readline().strip() == "locked"
+    proc = _run(SCRIPTS / "build_graph.py", "--output", idx, "--remove", ids[0], "--no-wait")
+    assert proc.returncode == 2 and "another process is writing" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    proc = _run(SCRIPTS / "build_graph.py", "--output", idx, "--remove", ids[0])   # waits for the holder
+    holder.wait()
+    assert proc.returncode == 0 and "waiting for another writer" in proc.stderr
+    both = [subprocess.Popen([sys.executable, str(SCRIPTS / "build_graph.py"), "--output", str(idx), "--remove", i,
+                              "--quiet"], env=env) for i in ids[1:3]]
+    assert [p.wait() for p in both] == [0, 0]
+    index = load_index(idx)
+    assert not set(ids[:3]) & set(index.passage_ids.tolist()) and len(index.passage_ids) == 9
 
 
-def test_kill_between_the_two_renames_is_recovered(tmp_path):
-    _write(tmp_path / "idx", "old")
-    os.rename(tmp_path / "idx", tmp_path / ".idx.previous")   # the state a kill there leaves
-    assert load_index(tmp_path / "idx").passage_texts[0] == "old alpha"
+def test_reader_keeps_its_generation_while_writers_commit(idx, small_index):
+    from linearrag import Retriever
+
+    ids = [r["id"] for r in small_index[1]]
+    reader = Retriever.from_path(idx)
+    before = reader.query("Who directed the film?").passages
+    for i in ids[:4]:   # four commits: the reader's generation files are deleted meanwhile
+        assert _run(SCRIPTS / "build_graph.py", "--output", idx, "--remove", i, "--quiet").returncode == 0
+    assert not (idx / "g-000001").exists()
+    again = reader.query("Who directed the film?").passages
+    assert [(h.id, h.score) for h in again] == [(h.id, h.score) for h in before]
+    assert len(load_index(idx).passage_ids) == 8
 
 
-def test_refuses_to_replace_a_non_index_directory(tmp_path):
-    target = tmp_path / "docs"
-    target.mkdir()
-    (target / "precious.txt").write_text("keep me")
-    with pytest.raises(IndexFormatError, match="not an index"):
-        _write(target)
-    assert (target / "precious.txt").read_text() == "keep me"
+def test_concurrent_loads_during_commits_never_fail_or_mix(idx, small_index):
+    ids = [r["id"] for r in small_index[1]]
+    errors, seen = [], []
+    stop = threading.Event()
 
+    def read_loop():
+        while not stop.is_set():
+            try:
+                index = load_index(idx)
+                n = len(index.passage_ids)
+                # a mixed load would pair one generation's counts with another's arrays
+                assert index.passage_emb.shape[0] == n == index.graph.C.shape[0] == len(index.passage_texts)
+                seen.append(index.generation)
+            except Exception as exc:   # noqa: BLE001 - every failure counts
+                errors.append(repr(exc))
 
-def test_passage_with_unicode_line_separators_loads(tmp_path):
-    _write(tmp_path / "idx", marker="one\u2028two\u2029three\u0085four")
-    idx = load_index(tmp_path / "idx")
-    assert idx.passage_texts[0] == "one\u2028two\u2029three\u0085four alpha" and len(idx.passage_ids) == 2
+    thread = threading.Thread(target=read_loop)
+    thread.start()
+    for i in ids[:5]:
+        assert _run(SCRIPTS / "build_graph.py", "--output", idx, "--remove", i, "--quiet").returncode == 0
+    stop.set()
+    thread.join()
+    assert not errors and len(set(seen)) >= 2

@@ -1,21 +1,39 @@
-"""Build a LinearRAG Tri-Graph index from a corpus (no LLM calls).
+"""Build a LinearRAG Tri-Graph index from a corpus (no LLM calls), or change one.
 
-Example: uv run scripts/build_graph.py --input examples/2wiki-sample/corpus.jsonl --output indexes/sample
+Examples:
+  uv run scripts/build_graph.py --input examples/2wiki-sample/corpus.jsonl --output indexes/sample
+  uv run scripts/build_graph.py --output indexes/notes --update            # re-sync with its input
+  uv run scripts/build_graph.py --output indexes/notes --add more-notes/   # add (or replace) documents
+  uv run scripts/build_graph.py --output indexes/notes --remove old.md#0 drafts.md
+  uv run scripts/build_graph.py --output indexes/notes --compact
 """
 
 import argparse
 import json
 import sys
 
-from linearrag.build import BuildConfig, build_index
+from linearrag.build import BuildConfig
 from linearrag.cli import run_cli, setup_logging
+from linearrag.errors import CorpusError
+from linearrag.jsonl import jsonl_lines
+from linearrag.writer import IndexWriter
 from linearrag.progress import progress_enabled
 
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--input", required=True, help="directory of .txt/.md, a .jsonl or a .json corpus file")
-    ap.add_argument("--output", required=True, help="index directory to create or replace")
+    ap.add_argument("--input", help="directory of .txt/.md/.html/.pdf, a .jsonl or a .json corpus file "
+                    "(with --update: the source to re-sync with; default the recorded one)")
+    ap.add_argument("--output", required=True, help="index directory to create, replace or change")
+    change = ap.add_mutually_exclusive_group()
+    change.add_argument("--update", action="store_true",
+                        help="re-sync the index with its input: index new and changed files or records, drop removed ones")
+    change.add_argument("--add", metavar="PATH", help="add the passages of PATH (an id or file already indexed is replaced)")
+    change.add_argument("--remove", nargs="+", metavar="ID", help="remove passages by id (a file name removes all its passages)")
+    change.add_argument("--remove-file", metavar="IDS.txt", help="remove the passage ids listed one per line in this file")
+    change.add_argument("--compact", action="store_true", help="rewrite the live passages into one segment (reclaims space)")
+    ap.add_argument("--no-wait", action="store_true", help="fail at once if another process is writing the index "
+                    "(default: wait for it)")
     ap.add_argument("--lang", default="auto", choices=["auto", "en", "ja"])
     ap.add_argument("--spacy-model", default=None, help="spaCy model name or path (default: per language)")
     ap.add_argument("--embedding-model", default=None, help="sentence-transformers model name or path")
@@ -41,15 +59,32 @@ def parse_args(argv=None):
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     setup_logging(args.quiet)
+    changing = args.update or args.add or args.remove or args.remove_file or args.compact
+    if not changing and not args.input:
+        raise CorpusError("--input is required to build an index (or pass --update, --add, --remove or --compact)")
+    if args.input and (args.add or args.remove or args.remove_file or args.compact):
+        raise CorpusError("--input goes with a build or --update; --add takes its own path")
     config = BuildConfig(lang=args.lang, spacy_model=args.spacy_model, embedding_model=args.embedding_model,
                          max_chars=args.max_chars, batch_size=args.batch_size,
                          precision=args.precision, workers=args.workers,
                          sentences_in_context=not args.isolated_sentences,
                          title_entities=not args.no_title_entities, terms=args.terms, merge_short_names=args.merge_short_names,
                          aliases=args.aliases)
-    summary = build_index(args.input, args.output, config, progress=progress_enabled(args.quiet))
+    writer = IndexWriter(args.output, config, progress=progress_enabled(args.quiet), wait=not args.no_wait)
+    if args.update:
+        summary = writer.update(args.input)
+    elif args.add:
+        summary = writer.add(args.add)
+    elif args.remove or args.remove_file:
+        summary = writer.remove(args.remove or read_ids(args.remove_file))
+    elif args.compact:
+        summary = writer.compact()
+    else:
+        summary = writer.build(args.input)
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
+    elif not args.quiet and summary["operation"] != "build":
+        print(describe_change(summary), file=sys.stderr)
     elif not args.quiet:
         secs = ", ".join(f"{k} {v:.1f}s" for k, v in summary["seconds"].items())
         print(
@@ -61,6 +96,28 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def read_ids(path: str) -> list[str]:
+    """Passage ids, one per line (blank lines and lines starting with # skipped)."""
+    from pathlib import Path
+
+    from linearrag.corpus import read_utf8
+
+    if not Path(path).is_file():
+        raise CorpusError(f"{path}: no such file; pass a text file with one passage id per line")
+    return [line.strip() for _, line in jsonl_lines(read_utf8(Path(path)))
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def describe_change(s: dict) -> str:
+    parts = [f"{k.replace('_', ' ')} {s[k]}" for k in ("added", "replaced", "removed", "unchanged", "files_new",
+                                                        "files_changed", "files_removed") if s.get(k)]
+    what = ", ".join(parts) or "nothing to change"
+    state = (f"generation {s['generation']}" if s["committed"] else "up to date, nothing committed")
+    compacted = "; compacted" if s.get("compacted") else ""
+    return (f"{s['operation']} {s['index']}: {what}; now {s['passages']} passages, {s['entities']} entities in "
+            f"{s['segments']} segment(s), {state}{compacted}; {s['seconds_total']:.1f}s")
 
 
 def entry() -> None:

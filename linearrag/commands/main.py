@@ -2,11 +2,14 @@
 
   uv run linearrag path INDEX "A" "B" [--max-hops 4] [--format json|text]
   uv run linearrag overview INDEX [--communities 20] [--format json|text]
+  uv run linearrag check INDEX [--format json|text]
 
 `path` prints the shortest entity co-occurrence paths between two entities (names matched as
 a query's entities are), each hop with the sentence that links it and its passage id.
 `overview` prints the entity communities of the corpus (Leiden on the co-occurrence graph), each
 with its size, top entities and representative passages; no LLM summaries.
+`check` verifies every file of the index against the checksums recorded at commit, the array
+shapes, counts and segments (exit 2 and one `error:` line on the first problem).
 """
 
 from linearrag.commands import pin_query_threads
@@ -38,6 +41,10 @@ def parse_args(argv=None):
     over.add_argument("--format", choices=["json", "text"], default="json")
     over.add_argument("--html", metavar="OUT.html", default=None, help="also write an HTML view ('-': stdout instead)")
     over.add_argument("--quiet", action="store_true")
+    check = sub.add_parser("check", help="verify every file of an index (checksums, shapes, counts)")
+    check.add_argument("index", help="index directory")
+    check.add_argument("--format", choices=["json", "text"], default="text")
+    check.add_argument("--quiet", action="store_true")
     return ap.parse_args(argv)
 
 
@@ -46,7 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(getattr(args, "quiet", False))
     if args.command == "path":
         return _path(args)
+    if args.command == "check":
+        return _check(args)
     return _overview(args)
+
+
+def _check(args) -> int:
+    from linearrag.check import check_index, describe
+
+    summary = check_index(args.index)
+    print(describe(summary) if args.format == "text" else json.dumps(summary, ensure_ascii=False))
+    return 0
 
 
 def _overview(args) -> int:

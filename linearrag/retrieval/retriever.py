@@ -77,7 +77,7 @@ class Retriever:
         self.idf_ratio = idf_ratio(graph.C)
         self._hub_weights: dict[float, np.ndarray] = {}
         self.entity_lookup = {key: i for i, key in enumerate(graph.entity_keys)}
-        self._lexical = LexicalIndex.load(index.path, len(index.passage_ids))   # a damaged one fails here, not mid-query
+        self._lexical = LexicalIndex.load(index.data_dir, len(index.passage_ids))   # a damaged one fails here, not mid-query
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
         if warm:
             self.analyze_queries(["warm-up"])   # the first call pays one-off costs (lazy weights, caches)

@@ -1,0 +1,116 @@
+"""Durable files: arrays, JSON and string columns written and fsynced, read memory-mapped.
+
+A string column is two files: ``<name>.bin`` (the UTF-8 strings one after another) and
+``<name>.off.npy`` (int64 offsets, one more than the strings). Reading one string reads only
+its bytes, so opening a column costs nothing however many strings it holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a file's (or a directory's entries') data to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(directory: Path) -> None:
+    """fsync every file and directory below ``directory`` (inclusive), children first."""
+    for root, dirs, files in os.walk(directory, topdown=False):
+        for name in files:
+            fsync_path(Path(root) / name)
+        fsync_path(Path(root))
+
+
+def save_array(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+
+
+def load_array(path: Path, mmap: bool = True) -> np.ndarray:
+    """An ``.npy`` array, memory-mapped when it holds data (a zero-length file cannot be mapped)."""
+    array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    return array
+
+
+def save_json(path: Path, data: Any) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_durably(path: Path, text: str) -> None:
+    """Write a small text file and fsync it (the file only: the caller syncs the directory)."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def sha256_file(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+class StringColumn(Sequence[str]):
+    """A read-only list of strings backed by a UTF-8 blob and an offsets array."""
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray):
+        self._blob = blob
+        self._offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+        return bytes(self._blob[start:end]).decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        data = bytes(self._blob[:])   # one copy, then cut at the byte offsets
+        for k in range(len(self)):
+            yield data[int(self._offsets[k]):int(self._offsets[k + 1])].decode("utf-8")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def tolist(self) -> list[str]:
+        return list(self)
+
+
+def write_strings(directory: Path, name: str, strings: Iterable[str]) -> None:
+    offsets = [0]
+    with open(directory / f"{name}.bin", "wb") as f:
+        for s in strings:
+            data = s.encode("utf-8")
+            f.write(data)
+            offsets.append(offsets[-1] + len(data))
+    save_array(directory / f"{name}.off.npy", np.asarray(offsets, dtype=np.int64))
+
+
+def read_strings(directory: Path, name: str) -> StringColumn:
+    offsets = load_array(directory / f"{name}.off.npy", mmap=False)
+    blob_path = directory / f"{name}.bin"
+    size = blob_path.stat().st_size
+    if offsets.ndim != 1 or len(offsets) < 1 or int(offsets[-1]) != size:
+        raise ValueError(f"{name}: offsets do not match the {size}-byte text file")
+    blob = np.memmap(blob_path, dtype=np.uint8, mode="r") if size else np.zeros(0, dtype=np.uint8)
+    return StringColumn(blob, offsets)

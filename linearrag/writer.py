@@ -1,0 +1,482 @@
+"""Writing an index: full builds, adds, removals, re-syncs and compaction, each one commit.
+
+Every operation takes the index's write lock, reads the committed manifest, writes new
+segments and a new global layer, and commits (``store.commit``). Models load only when an
+operation needs them (a removal needs none unless an entity's display name changes to one
+no segment has embedded) and stay loaded on the writer for the next call.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .aliases import Aliases, load_aliases
+from .analysis import Analyzer
+from .build import BuildConfig, _ner_meta, make_segment, terms_wanted
+from .corpus import Passage, load_corpus, passage_sources
+from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, torch_threads
+from .errors import CorpusError, IndexFormatError, ModelMismatchError
+from .index_embeddings import _encode_into
+from .language import SUPPORTED, detect_language
+from .merge import live_entries, merge, natural_key
+from .segment import Segment, SegmentData, bridge_candidates
+from .store import (WriteLock, check_output, collect_garbage, commit, current_generation, file_table,
+                    next_generation, read_manifest, write_global)
+
+log = logging.getLogger(__name__)
+
+COMPACT_DELETED_SHARE = 0.25   # compact automatically once this share of stored passages is deleted
+COMPACT_SEGMENTS = 16          # ... or the index has more segments than this
+
+
+class IndexWriter:
+    """Writes the index at ``path``. ``config`` applies to :meth:`build`; the other
+    operations use the settings the index was built with."""
+
+    def __init__(self, path: str | Path, config: BuildConfig | None = None, progress: bool = False,
+                 wait: bool = True):
+        self.path = Path(path)
+        self.config = config or BuildConfig()
+        self.progress = progress
+        self.wait = wait
+        self._analyzer: Analyzer | None = None
+        self._encoder = None
+        self._models_key: tuple | None = None
+        self._segment_cache: dict[str, Segment] = {}
+
+    # ---- operations ----------------------------------------------------------------------
+    def build(self, input_path: str | Path) -> dict[str, Any]:
+        """Index ``input_path`` from scratch and commit it as the index's only content."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        config = self.config
+        check_output(self.path)
+        aliases = load_aliases(config.aliases) if config.aliases else Aliases()
+        passages = load_corpus(input_path, max_chars=config.max_chars, resolve=False)
+        sources, hashes = passage_sources(input_path, passages)
+        lang = config.lang
+        if lang == "auto":
+            lang = detect_language(p.full_text for p in passages)
+        elif lang not in SUPPORTED:
+            raise CorpusError(f"unsupported --lang {lang!r}; use auto, en or ja")
+        build = {"max_chars": config.max_chars, "batch_size": config.batch_size,
+                 "title_entities": config.title_entities, "terms": terms_wanted(config.terms, passages),
+                 "merge_short_names": config.merge_short_names, "term_min_df": config.term_min_df,
+                 "term_max_df": config.term_max_df, "workers": config.workers,
+                 "sentences_in_context": config.sentences_in_context}
+        timings["load"] = time.perf_counter() - t0
+        analyzer = self._load_analyzer(lang, config.spacy_model, build["terms"])
+        with self._lock():
+            segment = self._segment(passages, sources, hashes, analyzer, build, lang, timings,
+                                    embedding=(config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang],
+                                               config.precision))
+            settings = {"language": lang, "build": build, "aliases": aliases}
+            base = self._manifest()
+            return self._commit(base, [], segment, settings, timings, "build",
+                                input_path=str(Path(input_path).resolve()), added=len(passages))
+
+    def add(self, input_path: str | Path) -> dict[str, Any]:
+        """Add the passages of ``input_path``; a passage (or a file) already in the index is replaced."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        with self._lock():
+            base = self._require_manifest()
+            settings = self._settings(base)
+            passages = load_corpus(input_path, max_chars=settings["build"]["max_chars"], resolve=False)
+            sources, hashes = passage_sources(input_path, passages)
+            timings["load"] = time.perf_counter() - t0
+            segs = [dict(s, deleted=list(s["deleted"])) for s in base["segments"]]
+            live = self._live(segs)
+            gone = {pid for src in hashes for pid in live.by_source.get(src, [])}
+            gone |= {p.id for p in passages if p.id in live.segment_of}
+            self._delete(segs, live, gone)
+            segment = self._segment(passages, sources, hashes, self._analyzer_for(base), settings["build"],
+                                    settings["language"], timings, base=base)
+            return self._commit(base, segs, segment, settings, timings, "add",
+                                added=len(passages), removed=len(gone - {p.id for p in passages}),
+                                replaced=len(gone & {p.id for p in passages}))
+
+    def remove(self, ids: list[str]) -> dict[str, Any]:
+        """Remove passages by id; an id that names a source (a file of a directory corpus)
+        removes all its passages. Unknown ids are an error and nothing changes."""
+        t0 = time.perf_counter()
+        ids = [i for i in dict.fromkeys(str(i).strip() for i in ids) if i]
+        if not ids:
+            raise CorpusError("nothing to remove: pass passage ids (or file names) to --remove")
+        with self._lock():
+            base = self._require_manifest()
+            settings = self._settings(base)
+            segs = [dict(s, deleted=list(s["deleted"])) for s in base["segments"]]
+            live = self._live(segs)
+            unknown = [i for i in ids if i not in live.segment_of and i not in live.by_source]
+            if unknown:
+                more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+                raise CorpusError(f"no passage or file with id {', '.join(map(repr, unknown[:3]))}{more} in "
+                                  f"{self.path}; nothing was removed (list ids with query_graph.py or linearrag check)")
+            gone = {pid for i in ids for pid in (live.by_source.get(i) or [i])}
+            self._delete(segs, live, gone)
+            timings = {"load": time.perf_counter() - t0}
+            return self._commit(base, segs, None, settings, timings, "remove", removed=len(gone))
+
+    def update(self, input_path: str | Path | None = None) -> dict[str, Any]:
+        """Re-sync the index with its input (by default the path it was built from): new and
+        changed files (or records) are indexed, removed ones dropped, unchanged ones kept."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        with self._lock():
+            base = self._require_manifest()
+            settings = self._settings(base)
+            input_path = input_path or base["meta"].get("input", {}).get("path")
+            if not input_path:
+                raise CorpusError(f"{self.path}: the index records no input path; pass --input")
+            passages = load_corpus(input_path, max_chars=settings["build"]["max_chars"], resolve=False)
+            sources, hashes = passage_sources(input_path, passages)
+            timings["load"] = time.perf_counter() - t0
+            segs = [dict(s, deleted=list(s["deleted"])) for s in base["segments"]]
+            live = self._live(segs)
+            known = live.sources
+            changed = {src for src, h in hashes.items() if known.get(src) != h}
+            dropped = set(live.by_source) - set(hashes)
+            gone = {pid for src in changed | dropped for pid in live.by_source.get(src, [])}
+            fresh = [(p, s) for p, s in zip(passages, sources) if s in changed]
+            if not gone and not fresh:
+                return self._summary(base, {"load": timings["load"]}, "update", unchanged=len(hashes),
+                                     committed=False)
+            self._delete(segs, live, gone)
+            segment = None
+            if fresh:
+                segment = self._segment([p for p, _ in fresh], [s for _, s in fresh],
+                                        {s: hashes[s] for s in changed}, self._analyzer_for(base),
+                                        settings["build"], settings["language"], timings, base=base)
+            return self._commit(base, segs, segment, settings, timings, "update",
+                                input_path=str(Path(input_path).resolve()), added=len(fresh),
+                                removed=len(gone), unchanged=len(set(hashes) - changed),
+                                files_changed=len(changed & set(known)), files_new=len(changed - set(known)),
+                                files_removed=len(dropped))
+
+    def compact(self) -> dict[str, Any]:
+        """Rewrite the live passages into one segment (no analysis, no embedding): reclaims the
+        space of removed passages and of superseded name vectors."""
+        t0 = time.perf_counter()
+        with self._lock():
+            base = self._require_manifest()
+            return self._compact(base, {"load": time.perf_counter() - t0})
+
+    # ---- internals -----------------------------------------------------------------------
+    def _lock(self) -> WriteLock:
+        def waiting():
+            print(f"waiting for another writer of {self.path} to finish…", file=sys.stderr, flush=True)
+
+        lock = WriteLock(self.path, wait=self.wait, on_wait=waiting)
+        return _LockAndClean(lock, self.path)
+
+    def _manifest(self) -> dict | None:
+        if current_generation(self.path) is None:
+            return None
+        try:
+            return read_manifest(self.path)
+        except IndexFormatError:
+            return None    # a damaged or version-1 index: a full build replaces it
+
+    def _require_manifest(self) -> dict:
+        return read_manifest(self.path)
+
+    def _settings(self, base: dict) -> dict:
+        meta = base["meta"]
+        aliases = Aliases.from_meta(meta.get("aliases"))
+        if self.config.aliases:
+            aliases = load_aliases(self.config.aliases)
+        elif aliases.path and Path(aliases.path).is_file():
+            fresh = load_aliases(aliases.path)
+            if fresh.sha256 != aliases.sha256:
+                log.info("the alias file %s changed: its new pairs apply from this commit", aliases.path)
+                aliases = fresh
+        return {"language": meta["language"], "build": meta["build"], "aliases": aliases,
+                "embedding": (meta["embedding"]["model"], meta["embedding"]["precision"]),
+                "ner_model": meta["ner"]["model"]}
+
+    def _load_analyzer(self, lang: str, model: str | None, terms: bool) -> Analyzer:
+        key = (lang, model, terms)
+        if self._analyzer is None or self._models_key != key:
+            self._analyzer = Analyzer(lang, model, terms=terms)
+            self._models_key = key
+        return self._analyzer
+
+    def _analyzer_for(self, base: dict) -> Analyzer:
+        meta = base["meta"]
+        analyzer = self._load_analyzer(meta["language"], meta["ner"]["model"], bool(meta["build"]["terms"]))
+        if _ner_meta(analyzer) != meta["ner"]:
+            raise ModelMismatchError(f"{self.path}: built with {meta['ner']['model']} {meta['ner'].get('version')}, "
+                                     f"installed {analyzer.model_version}; rebuild the index to add to it")
+        return analyzer
+
+    def _encoder_for(self, model: str, precision: str, base: dict | None = None):
+        if self._encoder is None or self._encoder.name != model:
+            self._encoder = load_encoder(model, precision=precision)
+        if base is not None:
+            emb = base["meta"]["embedding"]
+            if self._encoder.version != emb["version"]:
+                raise ModelMismatchError(f"{self.path}: built with embedding model {emb['model']} {emb['version']}, "
+                                         f"installed {self._encoder.version}; rebuild the index to add to it")
+        return self._encoder
+
+    def _segment(self, passages: list[Passage], sources: list[str], hashes: dict[str, str], analyzer: Analyzer,
+                 build: dict, lang: str, timings: dict, embedding: tuple | None = None,
+                 base: dict | None = None) -> SegmentData | None:
+        if not passages:
+            return None
+        if base is not None:
+            embedding = (base["meta"]["embedding"]["model"], base["meta"]["embedding"]["precision"])
+        # NER forks worker processes; forking once torch runs its thread pool can hang them.
+        run = dict(build, workers=1) if self._encoder is not None and build.get("workers") is None else build
+        encoder = _LazyEncoder(lambda: self._encoder_for(*embedding, base=base), timings)
+        return make_segment(passages, sources, hashes, analyzer, encoder, run, lang, self.progress, timings)
+
+    def _live(self, segs: list[dict]) -> _Live:
+        return _Live([self._seg(s["name"]) for s in segs], segs)
+
+    def _seg(self, name: str, fresh: bool = False) -> Segment:
+        """A committed segment, read once per writer (segments never change)."""
+        if fresh or name not in self._segment_cache:
+            self._segment_cache[name] = Segment(self.path / name)
+        return self._segment_cache[name]
+
+    @staticmethod
+    def _delete(segs: list[dict], live: _Live, ids: set[str]) -> None:
+        for pid in ids:
+            seg = live.segment_of.get(pid)
+            if seg is not None:
+                for s in segs:
+                    if s["name"] == seg:
+                        s["deleted"].append(pid)
+
+    def _commit(self, base: dict | None, segs: list[dict], segment: SegmentData | None, settings: dict,
+                timings: dict, operation: str, input_path: str | None = None, **counts) -> dict[str, Any]:
+        gen = next_generation(base)
+        meta_base = base["meta"] if base else {}
+        embedding = settings.get("embedding") or (self._encoder.name, self._encoder.precision)
+        dim = meta_base.get("embedding", {}).get("dim") or self._encoder.dim
+        new_dirs: list[str] = []
+        if segment is not None:
+            name = f"seg-{gen:06d}-0"
+            segment.write(self.path / name, dim)
+            self._seg(name, fresh=True)
+            segs.append({"name": name, "passages": len(segment.records), "deleted": []})
+            new_dirs.append(name)
+        segments = [self._seg(s["name"]) for s in segs]
+        deleted = {s["name"]: set(s["deleted"]) for s in segs}
+        entries = live_entries(segments, deleted)
+        if not entries:
+            for d in new_dirs:
+                _rmtree(self.path / d)
+            raise CorpusError(f"{self.path}: this would leave the index without passages; "
+                              "delete the index directory instead")
+        t0 = time.perf_counter()
+        embed_before = timings.get("embed_entities", 0.0)
+
+        def encode(names: list[str]) -> np.ndarray:
+            t1 = time.perf_counter()
+            encoder = self._encoder_for(*embedding, base=base)
+            out = np.zeros((len(names), dim), dtype=np.float32)
+            with torch_threads(None):
+                _encode_into(encoder, names, out, list(range(len(names))), settings["build"]["batch_size"] * 4,
+                             "embed entities", self.progress)
+            timings["embed_entities"] = timings.get("embed_entities", 0.0) + time.perf_counter() - t1
+            return out
+
+        layer = merge(entries, segments, settings["build"], settings["aliases"], dim, encode)
+        if layer.new_names:
+            if segment is None:
+                name = f"seg-{gen:06d}-names"
+                segment = SegmentData(records=[], passage_emb=np.zeros((0, dim), np.float32),
+                                      sentence_rows=np.zeros(0, np.int64),
+                                      sentence_emb=np.zeros((0, dim), np.float32), sources={})
+                segment.add_names(layer.new_names, layer.new_names_emb)
+                segment.write(self.path / name, dim)
+                segs.append({"name": name, "passages": 0, "deleted": []})
+                new_dirs.append(name)
+            else:
+                segment.add_names(layer.new_names, layer.new_names_emb)
+                _rewrite_names(self.path / new_dirs[0], segment, dim)
+        timings["merge"] = time.perf_counter() - t0 - (timings.get("embed_entities", 0.0) - embed_before)
+        t0 = time.perf_counter()
+        global_dir = f"g-{gen:06d}"
+        sources = _live_sources(segments, deleted, entries)
+        write_global(self.path / global_dir, layer, sources)
+        files = {rel: v for rel, v in (base["files"] if base else {}).items()
+                 if rel.split("/", 1)[0] in {s["name"] for s in segs}}
+        files.update(file_table(self.path, new_dirs + [global_dir]))
+        meta = self._meta(meta_base, settings, layer, dim, input_path, timings, operation)
+        meta["timings_s"] = {k: round(v, 3) for k, v in timings.items()}
+        commit(self.path, gen, meta, segs, global_dir, files)
+        timings["write"] = time.perf_counter() - t0
+        collect_garbage(self.path)
+        manifest = read_manifest(self.path)
+        summary = self._summary(manifest, timings, operation, **counts)
+        stored = sum(s["passages"] for s in segs)
+        removed = sum(len(s["deleted"]) for s in segs)
+        if operation != "compact" and (removed > COMPACT_DELETED_SHARE * stored or len(segs) > COMPACT_SEGMENTS):
+            compacted = self._compact(manifest, {})
+            summary["compacted"] = True
+            summary["seconds"]["compact"] = compacted["seconds_total"]
+            summary["seconds_total"] = round(summary["seconds_total"] + compacted["seconds_total"], 2)
+            summary["generation"] = compacted["generation"]
+            summary["segments"] = compacted["segments"]
+            summary["index_bytes"] = compacted["index_bytes"]
+        return summary
+
+    def _compact(self, base: dict, timings: dict) -> dict[str, Any]:
+        settings = self._settings(base)
+        segs = base["segments"]
+        segments = [self._seg(s["name"]) for s in segs]
+        entries = live_entries(segments, {s["name"]: set(s["deleted"]) for s in segs})
+        records = [seg.records[k] for seg, k in entries]
+        dim = base["meta"]["embedding"]["dim"]
+        passage_emb = np.zeros((len(entries), dim), dtype=np.float32)
+        rows, vectors, offset = [], [], 0
+        for i, (seg, k) in enumerate(entries):
+            passage_emb[i] = seg.passage_emb[k]
+            cand = np.flatnonzero(bridge_candidates(seg.records[k]))
+            if len(cand):
+                vectors.append(seg.sentence_vectors(seg.sentence_starts[k] + cand))
+                rows.append(offset + cand)
+            offset += len(seg.records[k]["s"])
+        names, names_emb = _current_names(self.path, base)
+        segment = SegmentData(records=records, passage_emb=passage_emb,
+                              sentence_rows=np.concatenate(rows) if rows else np.zeros(0, np.int64),
+                              sentence_emb=np.concatenate(vectors) if vectors else np.zeros((0, dim), np.float32),
+                              sources=_live_sources(segments, {s["name"]: set(s["deleted"]) for s in segs}, entries),
+                              names=names, names_emb=names_emb)
+        return self._commit(base, [], segment, settings, timings, "compact")
+
+    def _meta(self, meta_base: dict, settings: dict, layer, dim: int, input_path: str | None, timings: dict,
+              operation: str) -> dict:
+        if operation == "build":
+            enc = self._encoder
+            ner = _ner_meta(self._analyzer)
+            embedding = {"model": enc.name, "version": enc.version, "dim": enc.dim, "precision": enc.precision,
+                         "sentences_embedded": "bridge sentences (2+ entities)",
+                         "sentences_in_context": bool(settings["build"]["sentences_in_context"] and enc.mean_pooling)}
+        else:
+            ner, embedding = meta_base["ner"], meta_base["embedding"]
+        g = layer.graph
+        aliases = settings["aliases"]
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        return {
+            "linearrag_version": importlib.metadata.version("linearrag"),
+            "language": settings["language"], "ner": ner, "embedding": embedding,
+            "counts": {"passages": len(layer.ids), "sentences": len(g.sentences), "entities": len(g.entity_keys),
+                       "bridge_sentences": layer.bridge_sentences, "C_nnz": int(g.C.nnz), "M_nnz": int(g.M.nnz)},
+            "build": settings["build"],
+            "input": {"path": input_path or meta_base.get("input", {}).get("path"), "fingerprint": layer.fingerprint},
+            "aliases": {**aliases.to_meta(), "merged": layer.aliases_merged} if aliases.path or aliases.keys else None,
+            "created": meta_base.get("created", now) if operation != "build" else now,
+            "updated": now, "operation": operation,
+        }
+
+    def _summary(self, manifest: dict, timings: dict, operation: str, committed: bool = True, **counts) -> dict:
+        meta = manifest["meta"]
+        size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        segs = manifest["segments"]
+        return {
+            "index": str(self.path), "operation": operation, "committed": committed,
+            "generation": manifest["generation"], "language": meta["language"], **meta["counts"],
+            **counts, "segments": len(segs), "deleted_passages": sum(len(s["deleted"]) for s in segs),
+            "aliases_merged": (meta.get("aliases") or {}).get("merged", 0),
+            "seconds": {k: round(v, 2) for k, v in timings.items()},
+            "seconds_total": round(sum(timings.values()), 2), "index_bytes": size,
+        }
+
+
+class _LockAndClean:
+    """The write lock, then a sweep of what a killed writer left (nothing else can be writing)."""
+
+    def __init__(self, lock: WriteLock, path: Path):
+        self.lock, self.path = lock, path
+
+    def __enter__(self):
+        self.lock.__enter__()
+        try:
+            collect_garbage(self.path)
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.lock.__exit__(*exc)
+
+
+class _LazyEncoder:
+    """Loads the embedding model on first use (after NER, whose workers are forked)."""
+
+    def __init__(self, load, timings: dict):
+        self._load, self._timings, self._encoder = load, timings, None
+
+    def _get(self):
+        if self._encoder is None:
+            t0 = time.perf_counter()
+            self._encoder = self._load()
+            self._timings["load_embedder"] = time.perf_counter() - t0
+        return self._encoder
+
+    def __getattr__(self, name):
+        return getattr(self._get(), name)
+
+
+class _Live:
+    """Where each live passage is, and the live sources (files or records)."""
+
+    def __init__(self, segments: list[Segment], segs: list[dict]):
+        self.segment_of: dict[str, str] = {}
+        self.by_source: dict[str, list[str]] = {}
+        deleted = {s["name"]: set(s["deleted"]) for s in segs}
+        for seg in segments:
+            gone = deleted[seg.name]
+            for r in seg.records:
+                if r["id"] not in gone:
+                    self.segment_of[r["id"]] = seg.name
+                    self.by_source.setdefault(r["src"], []).append(r["id"])
+        entries = [(seg, k) for seg in segments for k, r in enumerate(seg.records)
+                   if r["id"] not in deleted.get(seg.name, ())]
+        self.sources = _live_sources(segments, deleted, entries)
+
+
+def _live_sources(segments: list[Segment], deleted: dict[str, set[str]], entries) -> dict[str, str]:
+    live_src = {seg.records[k]["src"] for seg, k in entries}
+    out: dict[str, str] = {}
+    for seg in segments:
+        out.update(seg.sources)
+        for r in seg.records:
+            if r["id"] in deleted.get(seg.name, ()) and r["src"] in live_src:
+                out[r["src"]] = ""
+    return {src: out.get(src, "") for src in sorted(live_src, key=natural_key)}
+
+
+def _current_names(path: Path, manifest: dict) -> tuple[list[str], np.ndarray]:
+    """The display names of the committed generation's entities and their vectors."""
+    from .files import load_array, read_strings
+
+    data = path / manifest["global"]
+    return read_strings(data, "entity_names").tolist(), np.asarray(load_array(data / "entity_emb.npy"))
+
+
+def _rewrite_names(directory: Path, segment: SegmentData, dim: int) -> None:
+    from .files import save_array, write_strings
+
+    write_strings(directory, "names", segment.names)
+    save_array(directory / "names_emb.npy", segment.names_emb.reshape(-1, dim))
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
