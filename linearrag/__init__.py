@@ -15,7 +15,7 @@ _EXPORTS = {
     "CorpusError": ".errors", "IndexFormatError": ".errors", "LinearRAGError": ".errors",
     "ModelMismatchError": ".errors", "ParameterError": ".errors",
     "QueryResult": ".retrieval", "RetrievalParams": ".retrieval", "Retriever": ".retrieval", "preset": ".retrieval",
-    "Index": ".store", "load_index": ".store",
+    "Index": ".store", "load_index": ".store", "IndexWriter": ".writer",
 }
 
 __all__ = sorted(_EXPORTS)

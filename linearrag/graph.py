@@ -9,7 +9,6 @@ where a sentence says "she" and NER misses the name.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -58,8 +57,8 @@ class GraphBuilder:
         self.term_max_df = term_max_df
         self.merge_short_names = merge_short_names
         self._entity_index: dict[str, int] = {}
-        self._surfaces: list[Counter] = []
-        self._labels: list[Counter] = []
+        self._surfaces: list[dict[str, int]] = []   # surface → count, per entity
+        self._labels: list[dict[str, int]] = []
         self.sentences: list[str] = []
         self._sent_passage: list[int] = []
         self._c_rows: list[int] = []
@@ -67,6 +66,7 @@ class GraphBuilder:
         self._m_rows: list[int] = []
         self._m_cols: list[int] = []
         self._n_passages = 0
+        self._last_C: sp.csr_matrix | None = None
 
     def _entity(self, key: str, surface: str, label: str) -> int:
         if key in self.aliases:
@@ -76,10 +76,11 @@ class GraphBuilder:
         idx = self._entity_index.get(key)
         if idx is None:
             idx = self._entity_index[key] = len(self._surfaces)
-            self._surfaces.append(Counter())
-            self._labels.append(Counter())
-        self._surfaces[idx][surface] += 1
-        self._labels[idx][label] += 1
+            self._surfaces.append({})
+            self._labels.append({})
+        surfaces, labels = self._surfaces[idx], self._labels[idx]
+        surfaces[surface] = surfaces.get(surface, 0) + 1
+        labels[label] = labels.get(label, 0) + 1
         return idx
 
     def add(self, analyzed: AnalyzedText, title: str = "", terms: tuple[tuple[str, str], ...] = (),
@@ -154,6 +155,7 @@ class GraphBuilder:
         keys = [""] * n_e
         for key, idx in self._entity_index.items():
             keys[idx] = key
+        self._last_C = C
         keep = self._kept_entities(C)
         cols = np.flatnonzero(keep)
         return TriGraph(
@@ -163,6 +165,12 @@ class GraphBuilder:
             entity_labels=[_most_common(self._labels[e]) for e in cols],
             C=C[:, cols].tocsr(), M=M[:, cols].tocsr(),
         )
+
+    def kept_surfaces(self) -> set[str]:
+        """Every surface form of every entity :meth:`build` kept: any of them can become an
+        entity's display name when passages are added or removed."""
+        keep = self._kept_entities(self._last_C) if self._last_C is not None else []
+        return {surface for e in np.flatnonzero(keep) for surface in self._surfaces[e]}
 
     def _kept_entities(self, C: sp.csr_matrix) -> np.ndarray:
         """Boolean mask over entities: the document-frequency filter for terms."""
@@ -195,7 +203,7 @@ def _short_forms(analyzed: AnalyzedText, title_key: str, title: str) -> dict[str
     return out
 
 
-def _most_common(counter: Counter) -> str:
+def _most_common(counter: dict[str, int]) -> str:
     # Ties broken by the string itself, so the build is deterministic.
     return min(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0]
 

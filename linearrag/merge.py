@@ -47,6 +47,8 @@ class GlobalLayer:
     new_names: list[str]
     new_names_emb: np.ndarray
     bridge_sentences: int
+    names_in_use: list[str]          # surfaces with a vector that this generation may need
+    names_in_use_emb: np.ndarray
 
 
 def live_entries(segments: list[Segment], deleted: dict[str, set[str]]) -> list[tuple[Segment, int]]:
@@ -95,13 +97,17 @@ def merge(entries: list[tuple[Segment, int]], all_segments: list[Segment], build
         keep = bridge[glob]
         sentence_emb[glob[keep]] = seg.sentence_vectors(loc[keep])
 
-    entity_emb = np.zeros((len(graph.entity_names), dim), dtype=np.float32)
-    known = _name_vectors(all_segments, set(graph.entity_names))
-    missing = sorted({n for n in graph.entity_names if n not in known})
+    # Vectors for every surface form of every kept entity, not only today's display names:
+    # a later removal can make another surface the most frequent, and then needs no model.
+    wanted = builder.kept_surfaces() | set(graph.entity_names)
+    known = _name_vectors(all_segments, wanted)
+    missing = sorted(wanted - set(known))
     new_emb = encode(missing) if missing else np.zeros((0, dim), dtype=np.float32)
     known.update(zip(missing, new_emb))
+    entity_emb = np.zeros((len(graph.entity_names), dim), dtype=np.float32)
     for e, name in enumerate(graph.entity_names):
         entity_emb[e] = known[name]
+    in_use = sorted(known)
 
     lexical = LexicalIndex.build([r["tok"] for r in records])
     return GlobalLayer(
@@ -109,13 +115,21 @@ def merge(entries: list[tuple[Segment, int]], all_segments: list[Segment], build
         graph=graph, passage_emb=passage_emb, sentence_emb=sentence_emb, entity_emb=entity_emb,
         lexical=lexical, fingerprint=fingerprint(passages), aliases_merged=len(builder.merged_aliases),
         new_names=missing, new_names_emb=new_emb, bridge_sentences=int(bridge.sum()),
+        names_in_use=in_use, names_in_use_emb=np.asarray([known[n] for n in in_use], dtype=np.float32).reshape(-1, dim),
     )
 
 
 def _name_vectors(segments: list[Segment], wanted: set[str]) -> dict[str, np.ndarray]:
+    """name → vector for the wanted names some segment holds (the first segment that has it)."""
     out: dict[str, np.ndarray] = {}
     for seg in segments:
+        rows, names = [], []
         for k, name in enumerate(seg.names):
             if name in wanted and name not in out:
-                out[name] = np.asarray(seg.names_emb[k])
+                rows.append(k)
+                names.append(name)
+                out[name] = None
+        if rows:
+            vectors = np.asarray(seg.names_emb[np.asarray(rows)])
+            out.update(zip(names, vectors))
     return out

@@ -282,17 +282,9 @@ class IndexWriter:
         t0 = time.perf_counter()
         embed_before = timings.get("embed_entities", 0.0)
 
-        def encode(names: list[str]) -> np.ndarray:
-            t1 = time.perf_counter()
-            encoder = self._encoder_for(*embedding, base=base)
-            out = np.zeros((len(names), dim), dtype=np.float32)
-            with torch_threads(None):
-                _encode_into(encoder, names, out, list(range(len(names))), settings["build"]["batch_size"] * 4,
-                             "embed entities", self.progress)
-            timings["embed_entities"] = timings.get("embed_entities", 0.0) + time.perf_counter() - t1
-            return out
-
-        layer = merge(entries, segments, settings["build"], settings["aliases"], dim, encode)
+        layer = merge(entries, segments, settings["build"], settings["aliases"], dim,
+                      lambda names: self._embed_names(names, base, settings, dim, timings))
+        counts["names_embedded"] = len(layer.new_names)
         if layer.new_names:
             if segment is None:
                 name = f"seg-{gen:06d}-names"
@@ -333,6 +325,19 @@ class IndexWriter:
             summary["index_bytes"] = compacted["index_bytes"]
         return summary
 
+    def _embed_names(self, names: list[str], base: dict | None, settings: dict, dim: int,
+                     timings: dict) -> np.ndarray:
+        """Vectors of entity names no segment holds (the model loads here if not yet loaded)."""
+        t0 = time.perf_counter()
+        embedding = settings.get("embedding") or (self._encoder.name, self._encoder.precision)
+        encoder = self._encoder_for(*embedding, base=base)
+        out = np.zeros((len(names), dim), dtype=np.float32)
+        with torch_threads(None):
+            _encode_into(encoder, names, out, list(range(len(names))), settings["build"]["batch_size"] * 4,
+                         "embed entities", self.progress)
+        timings["embed_entities"] = timings.get("embed_entities", 0.0) + time.perf_counter() - t0
+        return out
+
     def _compact(self, base: dict, timings: dict) -> dict[str, Any]:
         settings = self._settings(base)
         segs = base["segments"]
@@ -349,7 +354,10 @@ class IndexWriter:
                 vectors.append(seg.sentence_vectors(seg.sentence_starts[k] + cand))
                 rows.append(offset + cand)
             offset += len(seg.records[k]["s"])
-        names, names_emb = _current_names(self.path, base)
+        # the name vectors this generation may need (display names and their other surfaces)
+        layer = merge(entries, segments, settings["build"], settings["aliases"], dim,
+                      lambda names: self._embed_names(names, base, settings, dim, timings))
+        names, names_emb = layer.names_in_use, layer.names_in_use_emb
         segment = SegmentData(records=records, passage_emb=passage_emb,
                               sentence_rows=np.concatenate(rows) if rows else np.zeros(0, np.int64),
                               sentence_emb=np.concatenate(vectors) if vectors else np.zeros((0, dim), np.float32),
@@ -459,14 +467,6 @@ def _live_sources(segments: list[Segment], deleted: dict[str, set[str]], entries
             if r["id"] in deleted.get(seg.name, ()) and r["src"] in live_src:
                 out[r["src"]] = ""
     return {src: out.get(src, "") for src in sorted(live_src, key=natural_key)}
-
-
-def _current_names(path: Path, manifest: dict) -> tuple[list[str], np.ndarray]:
-    """The display names of the committed generation's entities and their vectors."""
-    from .files import load_array, read_strings
-
-    data = path / manifest["global"]
-    return read_strings(data, "entity_names").tolist(), np.asarray(load_array(data / "entity_emb.npy"))
 
 
 def _rewrite_names(directory: Path, segment: SegmentData, dim: int) -> None:
