@@ -38,7 +38,11 @@ class BuildConfig:
     batch_size: int = 32
     title_entities: bool = True
     precision: str = "auto"
-    workers: int | None = None   # NER processes; None: 2 for large corpora on 2+ cores
+    workers: int | None = None   # shard worker processes (or Ray actors); None: one per core once the
+                                 # corpus has 2+ shards, else this process (see shards.py)
+    shard_passages: int = 500    # passages per shard (a file is never split)
+    ray: str | None = None       # "local" (start a local Ray instance) or a cluster address
+    device: str = "cpu"          # embeddings on cpu, cuda or auto (cuda when torch sees one)
     sentences_in_context: bool = True  # sentence vectors from the passage's forward pass
     terms: str = "auto"          # English noun-phrase terms as entities: auto (documents yes,
                                  # titled records no; see terms_wanted), on or off

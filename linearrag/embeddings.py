@@ -86,6 +86,12 @@ class Encoder:
         transformers.logging.disable_progress_bar()
         self.name = name
         path, self.version = _resolve(name)
+        self.path = path
+        if device == "auto":
+            import torch
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = device
         try:
             self.model = SentenceTransformer(path, device=device)
         except Exception as exc:  # the library raises many types for "cannot load"
@@ -96,7 +102,7 @@ class Encoder:
         getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(getter())
         if precision == "auto":
-            precision = "bf16" if bf16_supported() else "fp32"
+            precision = "bf16" if (device != "cpu" or bf16_supported()) else "fp32"
         if precision not in ("fp32", "bf16"):
             raise ModelMismatchError(f"unknown embedding precision {precision!r}; use fp32, bf16 or auto")
         self.precision = precision
@@ -107,10 +113,14 @@ class Encoder:
 
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+        with torch.autocast(self._autocast, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
             out = self.model.encode(list(texts), batch_size=batch_size, show_progress_bar=False,
                                     convert_to_tensor=True, normalize_embeddings=True)
         return np.ascontiguousarray(out.float().cpu().numpy(), dtype=np.float32)
+
+    @property
+    def _autocast(self) -> str:
+        return "cuda" if str(self.device).startswith("cuda") else "cpu"
 
     @property
     def mean_pooling(self) -> bool:
@@ -129,15 +139,15 @@ class Encoder:
         """
         import torch
 
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+        with torch.autocast(self._autocast, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
             outputs = self.model.encode(list(texts), batch_size=batch_size, output_value=None,
                                         show_progress_bar=False)
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         span_vectors: list[list[np.ndarray | None]] = []
         tokenizer = self.model.tokenizer
         for i, (text, out) in enumerate(zip(texts, outputs)):
-            vectors[i] = out["sentence_embedding"].float().numpy()
-            tokens = out["token_embeddings"][out["attention_mask"].bool()].float().numpy()  # drop padding
+            vectors[i] = out["sentence_embedding"].float().cpu().numpy()
+            tokens = out["token_embeddings"][out["attention_mask"].bool()].float().cpu().numpy()  # drop padding
             enc = tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=self.model.max_seq_length)
             if len(enc["input_ids"]) != len(tokens):
                 span_vectors.append([None] * len(spans[i]))
@@ -187,11 +197,35 @@ class UseEncoder:
         return out
 
 
-def load_encoder(name: str, precision: str = "auto", threads: int | None = None):
-    """The embedding backend for ``name``: the multilingual USE, or a sentence-transformers model."""
+def load_encoder(name: str, precision: str = "auto", threads: int | None = None, device: str = "cpu"):
+    """The embedding backend for ``name``: the multilingual USE, or a sentence-transformers model
+    (``device``: cpu, cuda or auto = cuda when torch sees one)."""
     if name in (USE_MULTILINGUAL, "use-multilingual"):
         return UseEncoder(threads)
-    return Encoder(name, precision=precision, threads=threads)
+    return Encoder(name, precision=precision, threads=threads, device=device)
+
+
+def encode_names(encoder, names: list[str], batch_size: int) -> np.ndarray:
+    """Entity names (a few tokens each): float32 [len(names), dim], unit rows.
+
+    For a BERT + mean-pooling model on the CPU, names are grouped by exact token count and run
+    through the light forward pass (``query_encoder.py``) in batches without padding: the same
+    vectors as one name at a time (so an index's name vectors do not depend on which names were
+    embedded together), about twice as fast as sentence-transformers' padded batches of short
+    texts. Other models: the encoder's own ``encode``, identical strings once, longest first.
+    """
+    from .index_embeddings import _encode_into
+    from .query_encoder import BertQueryEncoder
+
+    out = np.zeros((len(names), encoder.dim), dtype=np.float32)
+    light = getattr(encoder, "_light", None)
+    if light is None and getattr(encoder, "device", "cpu") == "cpu" and getattr(encoder, "path", None) \
+            and BertQueryEncoder.supports(encoder.path):
+        light = encoder._light = BertQueryEncoder(encoder.path, precision=encoder.precision)
+    if light is not None:
+        return light.encode_bucketed(names, batch_size)
+    _encode_into(encoder, names, out, list(range(len(names))), batch_size, "embed entities", False)
+    return out
 
 
 def load_query_encoder(name: str, precision: str = "auto", threads: int | None = None):

@@ -95,6 +95,45 @@ class BertQueryEncoder:
                 out[i] = self._forward(torch.tensor(enc.ids), torch.tensor(enc.type_ids)).numpy()
         return out
 
+    def encode_bucketed(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
+        """Like :meth:`encode`, batched: texts of equal token count run together (no padding,
+        so no mask and the same result as one at a time, up to float rounding)."""
+        import torch
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(list(texts))
+        groups: dict[int, list[int]] = {}
+        for i, enc in enumerate(encodings):
+            groups.setdefault(len(enc.ids), []).append(i)
+        with torch.inference_mode():
+            for _, rows in sorted(groups.items()):
+                for start in range(0, len(rows), batch_size):
+                    batch = rows[start:start + batch_size]
+                    ids = torch.tensor([encodings[i].ids for i in batch])
+                    type_ids = torch.tensor([encodings[i].type_ids for i in batch])
+                    out[batch] = self._forward_batch(ids, type_ids).numpy()
+        return out
+
+    def _forward_batch(self, ids, type_ids):
+        """[B, n] token ids (all of length n) → [B, dim] unit vectors."""
+        import torch.nn.functional as F
+
+        b, n = ids.shape
+        d, h, dt = self.dim, self.heads, self._matrix_dtype
+
+        def dense(x, weight, bias):
+            return (x.to(dt) @ weight).float() + bias
+
+        x = self.word[ids] + self.position[:n] + self.token_type[type_ids]
+        x = F.layer_norm(x, (d,), *self.emb_ln, self.eps)
+        for qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2 in self.layers:
+            q, k, v = (m.reshape(b, n, h, d // h).transpose(1, 2) for m in dense(x, qkv_w, qkv_b).split(d, dim=2))
+            ctx = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
+            x = F.layer_norm(x + dense(ctx, o_w, o_b), (d,), *ln1, self.eps)
+            x = F.layer_norm(x + dense(F.gelu(dense(x, i_w, i_b)), f_w, f_b), (d,), *ln2, self.eps)
+        vec = x.mean(dim=1)
+        return vec / vec.norm(dim=1, keepdim=True).clamp_min(1e-12)
+
     def _forward(self, ids, type_ids):
         import torch.nn.functional as F
 

@@ -91,7 +91,8 @@ class SegmentData:
         old = self.names_emb if self.names_emb is not None else np.zeros((0, vectors.shape[1]), np.float32)
         self.names_emb = np.concatenate([old, vectors.astype(np.float32)])
 
-    def write(self, directory: Path, dim: int) -> None:
+    def write(self, directory: Path, dim: int | None = None) -> None:
+        dim = dim or self.passage_emb.shape[1]
         directory.mkdir()
         with open(directory / "records.jsonl", "w", encoding="utf-8") as f:
             for r in self.records:

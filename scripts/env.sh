@@ -23,4 +23,6 @@ if [ -n "$wheelhouse" ] && [ ! -d "$wheelhouse" ]; then
 fi
 # Bytecode is compiled here, once (imports take twice as long without it); not on every
 # `uv run`, which would print "Bytecode compiled …" before each command's own output.
-uv sync --quiet --compile-bytecode
+# LINEARRAG_EXTRAS: optional extras to install too (test.sh: ray, for the distributed-build tests).
+# shellcheck disable=SC2086
+uv sync --quiet --compile-bytecode ${LINEARRAG_EXTRAS:-}

@@ -1,10 +1,12 @@
 """Crash test of the store: kill -9 writers at random moments, and race writers against readers.
 
-  uv run scripts/kill_test.py [--trials 32] [--seconds 60] [--json]
+  uv run scripts/kill_test.py [--kills 32] [--seconds 60] [--json]
 
-Part 1: ``--trials`` times, start a writer (full build, add, remove or compact, through the
-CLI, on an index of the 2Wiki sample), SIGKILL it after a random delay within the operation's
-usual duration, then open the index, run a query and verify every file (``linearrag check``).
+Part 1: until ``--kills`` writers have been killed, start a writer (full build, add, remove or
+compact in turn, through the CLI, on an index of the 2Wiki sample) and SIGKILL it at a random
+moment between 30 % and 98 % of that operation's last measured duration (a writer that finishes
+first counts as a trial, not a kill); after each, open the index, run a query and verify every
+file (``linearrag check``).
 Part 2: two writer processes loop (remove a few passages, add them back) for ``--seconds``
 while a reader thread opens the index in a loop; each opened generation must be whole: its
 passage ids, titles and texts hash to the fingerprint its manifest records, and the array
@@ -49,37 +51,43 @@ def _whole(index) -> bool:
             and index.graph.C.shape[0] == n and index.meta["counts"]["passages"] == n)
 
 
-def kill_trials(work: Path, trials: int, rng: random.Random, models: dict) -> dict:
+def kill_trials(work: Path, kills: int, rng: random.Random, models: dict) -> dict:
     rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     idx = work / "idx"
     subprocess.run(_cli("--input", str(CORPUS), "--output", str(idx)), check=True, env=ENV)
     extra = work / "extra.jsonl"
-    results = {"trials": 0, "killed": 0, "finished": 0, "failures": [], "by_operation": {}}
-    for t in range(trials):
+    results = {"trials": 0, "killed": 0, "finished": 0, "failures": [], "by_operation": {}, "kills_by_operation": {}}
+    durations = {"build": 12.0, "add": 9.0, "remove": 2.5, "compact": 2.5}   # refined as operations finish
+    t = 0
+    while results["killed"] < kills and t < 4 * kills:
         op = ["build", "add", "remove", "compact"][t % 4]
         live = load_index(idx).passage_ids.tolist()
         if op == "build":
             chosen = rng.sample(rows, 120)
             extra.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
-            args, duration = _cli("--input", str(extra), "--output", str(idx)), 12.0
+            args = _cli("--input", str(extra), "--output", str(idx))
         elif op == "add":
             missing = [r for r in rows if r["id"] not in set(live)] or rng.sample(rows, 10)
             chosen = rng.sample(missing, min(20, len(missing)))
             extra.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
-            args, duration = _cli("--output", str(idx), "--add", str(extra)), 9.0
+            args = _cli("--output", str(idx), "--add", str(extra))
         elif op == "remove":
-            args, duration = _cli("--output", str(idx), "--remove", *rng.sample(live, min(10, len(live) - 20))), 3.0
+            args = _cli("--output", str(idx), "--remove", *rng.sample(live, min(10, len(live) - 20)))
         else:
-            args, duration = _cli("--output", str(idx), "--compact"), 3.0
+            args = _cli("--output", str(idx), "--compact")
+        # a moment in the second part of the operation's usual run, where it writes
+        delay = rng.uniform(0.3, 0.98) * durations[op]
+        started = time.perf_counter()
         proc = subprocess.Popen(args, env=ENV)
-        delay = rng.uniform(0.3, duration)
         try:
             proc.wait(timeout=delay)
             results["finished"] += 1
+            durations[op] = time.perf_counter() - started
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             results["killed"] += 1
+            results["kills_by_operation"][op] = results["kills_by_operation"].get(op, 0) + 1
         results["trials"] += 1
         results["by_operation"][op] = results["by_operation"].get(op, 0) + 1
         try:
@@ -90,6 +98,7 @@ def kill_trials(work: Path, trials: int, rng: random.Random, models: dict) -> di
             check_index(idx)
         except Exception as exc:   # noqa: BLE001 - counted and reported
             results["failures"].append(f"trial {t} ({op}, killed after {delay:.2f}s): {type(exc).__name__}: {exc}")
+        t += 1
     return results
 
 
@@ -139,7 +148,7 @@ def race(work: Path, seconds: float) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trials", type=int, default=32)
+    ap.add_argument("--kills", type=int, default=32, help="writers killed (trials go on until this many)")
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--workdir", default=str(ROOT / "indexes" / "kill-test"))
@@ -149,7 +158,7 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     from linearrag.analysis import Analyzer
-    from linearrag.query_encoder import load_query_encoder
+    from linearrag.embeddings import load_query_encoder
 
     models = {}
     t0 = time.time()
@@ -160,7 +169,7 @@ def main() -> int:
     meta = load_index(work / "probe").meta
     models["encoder"] = load_query_encoder(meta["embedding"]["model"], precision=meta["embedding"]["precision"])
     models["analyzer"] = Analyzer("en", meta["ner"]["model"], terms=bool(meta["build"]["terms"]))
-    out["kills"] = kill_trials(work, args.trials, rng, models)
+    out["kills"] = kill_trials(work, args.kills, rng, models)
     out["race"] = race(work, args.seconds)
     out["seconds"] = round(time.time() - t0, 1)
     ok = not out["kills"]["failures"] and not out["race"]["failed_loads"] and not out["race"]["mixed_versions"]

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Set up and run the test suite (real spaCy, GiNZA and embedding models; no network).
+export LINEARRAG_EXTRAS="--extra ray"   # the Ray build path is tested on a local Ray instance
 source "$(dirname "$0")/env.sh"
 # The HTML views are tested in a real browser: Debian's chromium (Playwright drives it).
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${LINEARRAG_CHROMIUM:-}" ]; then
@@ -11,4 +12,4 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${LINEARRAG_CHROMIUM:-}" ]; th
     echo "note: no chromium found; install it (apt-get install chromium) or set LINEARRAG_CHROMIUM, else the HTML view tests fail" >&2
   fi
 fi
-uv run pytest "$@"
+uv run --extra ray pytest "$@"

@@ -41,7 +41,17 @@ def parse_args(argv=None):
     ap.add_argument("--batch-size", type=int, default=32, help="embedding batch size")
     ap.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
                     help="embedding arithmetic; auto = bf16 where the CPU supports it")
-    ap.add_argument("--workers", type=int, default=None, help="NER processes (default: 2 for corpora of 100,000+ characters on 2+ cores)")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="worker processes (or Ray actors), each analysing and embedding whole shards with its own "
+                         "models (default: one per core once the corpus has 2+ shards; 1 = this process)")
+    ap.add_argument("--shard-passages", type=int, default=500,
+                    help="passages per shard (default 500; a file is never split); finished shards of a killed "
+                         "build are reused when it is run again with the same input and options")
+    ap.add_argument("--ray", metavar="local|ADDRESS", default=None,
+                    help="run the shards on Ray: 'local' starts a local Ray instance, an address joins a cluster "
+                         "(needs the ray extra: uv sync --extra ray)")
+    ap.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu",
+                    help="where embeddings run (auto: cuda when available); CPU results are the reference")
     ap.add_argument("--isolated-sentences", action="store_true",
                     help="embed each sentence alone instead of in its passage's context (slower)")
     ap.add_argument("--no-title-entities", action="store_true", help="do not link a passage's title as an entity")
@@ -64,9 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         raise CorpusError("--input is required to build an index (or pass --update, --add, --remove or --compact)")
     if args.input and (args.add or args.remove or args.remove_file or args.compact):
         raise CorpusError("--input goes with a build or --update; --add takes its own path")
+    if args.workers is not None and args.workers < 1:
+        raise CorpusError(f"--workers must be at least 1, got {args.workers}")
+    if args.shard_passages < 1:
+        raise CorpusError(f"--shard-passages must be at least 1, got {args.shard_passages}")
     config = BuildConfig(lang=args.lang, spacy_model=args.spacy_model, embedding_model=args.embedding_model,
                          max_chars=args.max_chars, batch_size=args.batch_size,
-                         precision=args.precision, workers=args.workers,
+                         precision=args.precision, workers=args.workers, shard_passages=args.shard_passages,
+                         ray=args.ray, device=args.device,
                          sentences_in_context=not args.isolated_sentences,
                          title_entities=not args.no_title_entities, terms=args.terms, merge_short_names=args.merge_short_names,
                          aliases=args.aliases)
