@@ -62,8 +62,10 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
 
 
 def make_segment(passages: list[Passage], sources: list[str], hashes: dict[str, str], analyzer: Analyzer,
-                 encoder, build: dict, lang: str, progress: bool, timings: dict[str, float]) -> SegmentData:
-    """Analyse and embed passages into a segment (the expensive part of any write)."""
+                 encoder, build: dict, lang: str, progress: bool, timings: dict[str, float],
+                 threads: int | None = None) -> SegmentData:
+    """Analyse and embed passages into a segment (the expensive part of any write).
+    ``threads``: torch threads for the embeddings (None: every core; a worker process gets its share)."""
     t0 = time.perf_counter()
     texts = [p.analysis_text for p in passages]
     workers = build["workers"] if build.get("workers") is not None else _auto_workers(sum(map(len, texts)))
@@ -82,7 +84,7 @@ def make_segment(passages: list[Passage], sources: list[str], hashes: dict[str, 
     records = [record(p, a, list(t), src) for p, a, t, src in zip(passages, analyzed, tokens, sources)]
     candidates = np.asarray([b for r in records for b in bridge_candidates(r)], dtype=bool)
     sentences = [s for a in analyzed for s in a.sentences]
-    with torch_threads(None):
+    with torch_threads(threads):
         passage_emb, sentence_emb, _, embed_timings = embed_tri_graph(
             encoder, [p.full_text for p in passages], [a.spans for a in analyzed], sentences, candidates, [],
             build["batch_size"], progress, in_context=build["sentences_in_context"])

@@ -87,11 +87,7 @@ class Encoder:
         self.name = name
         path, self.version = _resolve(name)
         self.path = path
-        if device == "auto":
-            import torch
-
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device = device
+        self.device = resolve_device(device)
         try:
             self.model = SentenceTransformer(path, device=device)
         except Exception as exc:  # the library raises many types for "cannot load"
@@ -144,15 +140,19 @@ class Encoder:
                                         show_progress_bar=False)
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         span_vectors: list[list[np.ndarray | None]] = []
-        tokenizer = self.model.tokenizer
+        # character offsets of every text's tokens, in one batched tokenizer call
+        all_offsets = self.model.tokenizer(list(texts), return_offsets_mapping=True, truncation=True,
+                                           max_length=self.model.max_seq_length)["offset_mapping"]
         for i, (text, out) in enumerate(zip(texts, outputs)):
             vectors[i] = out["sentence_embedding"].float().cpu().numpy()
+            if not spans[i]:
+                span_vectors.append([])
+                continue
             tokens = out["token_embeddings"][out["attention_mask"].bool()].float().cpu().numpy()  # drop padding
-            enc = tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=self.model.max_seq_length)
-            if len(enc["input_ids"]) != len(tokens):
+            if len(all_offsets[i]) != len(tokens):
                 span_vectors.append([None] * len(spans[i]))
                 continue
-            offsets = np.asarray(enc["offset_mapping"])
+            offsets = np.asarray(all_offsets[i])
             real = offsets[:, 1] > offsets[:, 0]
             row = []
             for start, end in spans[i]:
@@ -195,6 +195,21 @@ class UseEncoder:
         out = np.asarray(self.model.encode(list(texts)), dtype=np.float32)
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` → cuda when torch sees a GPU, else cpu; ``cuda`` without one is an error."""
+    if device not in ("cpu", "cuda", "auto"):
+        raise ModelMismatchError(f"--device must be cpu, cuda or auto, got {device!r}")
+    if device == "cpu":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "cuda":
+        raise ModelMismatchError("--device cuda: torch sees no CUDA device (or is a CPU build); use --device cpu or auto")
+    return "cpu"
 
 
 def load_encoder(name: str, precision: str = "auto", threads: int | None = None, device: str = "cpu"):

@@ -138,13 +138,14 @@ class ShardWorker:
         timings: dict[str, float] = {}
         build = dict(self.settings.build, workers=ner_processes)
         segment = make_segment(task.passages, task.sources, task.hashes, self.analyzer, _Lazy(lambda: self.encoder),
-                               build, self.settings.lang, False, timings)
+                               build, self.settings.lang, False, timings, threads=self.settings.threads)
         return task.number, segment, timings
 
     def embed_names(self, names: list[str], batch_size: int) -> np.ndarray:
-        from .embeddings import encode_names
+        from .embeddings import encode_names, torch_threads
 
-        return encode_names(self.encoder, names, batch_size)
+        with torch_threads(self.settings.threads):
+            return encode_names(self.encoder, names, batch_size)
 
     def versions(self) -> dict:
         from .build import _ner_meta

@@ -23,7 +23,7 @@ from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
 from .build import BuildConfig, _auto_workers, _ner_meta, make_segment, terms_wanted
 from .corpus import Passage, load_corpus, passage_sources
-from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, torch_threads
+from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, resolve_device, torch_threads
 from .errors import CorpusError, IndexFormatError, ModelMismatchError
 from .embeddings import encode_names
 from .progress import bar
@@ -76,11 +76,12 @@ class IndexWriter:
                  "merge_short_names": config.merge_short_names, "term_min_df": config.term_min_df,
                  "term_max_df": config.term_max_df, "workers": config.workers,
                  "sentences_in_context": config.sentences_in_context}
+        device = resolve_device(config.device)   # before any model loads
         timings["load"] = time.perf_counter() - t0
         embedding_model = config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang]
         worker_settings = WorkerSettings(lang=lang, spacy_model=config.spacy_model, terms=build["terms"],
                                          embedding_model=embedding_model, precision=config.precision,
-                                         device=config.device, build=build)
+                                         device=device, build=build)
         shards = plan_shards(sources, config.shard_passages)
         key = staging_key(passages, hashes, worker_settings, config.shard_passages,
                           _package_versions(lang, config.spacy_model, embedding_model))
