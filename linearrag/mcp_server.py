@@ -55,7 +55,7 @@ class BatchResult:
 
 
 class IndexInfo(TypedDict):
-    """What ``index_info`` returns (the index's meta.json, abridged)."""
+    """What ``index_info`` returns (the index's metadata, abridged)."""
 
     index: str
     language: str

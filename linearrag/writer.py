@@ -110,9 +110,12 @@ class IndexWriter:
                     _rmtree(self.path / name)   # a killed commit's leftover of the same name
                     os.rename(staging.shard_dir(k), self.path / name)
                     segs.append({"name": name, "passages": len(rows), "deleted": []})
+                worker_seconds = {k: round(v, 3) for k, v in worker_timings.items()}
                 summary = self._commit(base, segs, None, settings, timings, "build",
                                        input_path=str(Path(input_path).resolve()), added=len(passages),
-                                       embed=executor.embed_names, versions=versions, new_dirs=[s["name"] for s in segs])
+                                       embed=executor.embed_names, versions=versions, new_dirs=[s["name"] for s in segs],
+                                       extra_meta={"worker_seconds": worker_seconds, "shards": len(shards),
+                                                   "executor": executor.describe()})
             finally:
                 executor.close()
             for stale in self.path.glob("staging-*"):
@@ -317,7 +320,7 @@ class IndexWriter:
 
     def _commit(self, base: dict | None, segs: list[dict], segment: SegmentData | None, settings: dict,
                 timings: dict, operation: str, input_path: str | None = None, embed=None, versions=None,
-                new_dirs: list[str] | None = None, **counts) -> dict[str, Any]:
+                new_dirs: list[str] | None = None, extra_meta: dict | None = None, **counts) -> dict[str, Any]:
         """Commit a new generation: ``segs`` (with deletions), plus ``segment`` written here, plus
         the already-written ``new_dirs``. ``embed(names, batch_size)`` embeds missing display names
         (default: this writer's model); ``versions``: the models' meta of a build."""
@@ -349,7 +352,16 @@ class IndexWriter:
                       lambda names: self._embed_names(names, base, settings, dim, timings, embed))
         counts["names_embedded"] = len(layer.new_names)
         if layer.new_names:
-            if segment is None:
+            if segment is None and new_dirs:   # a build's shards: the names join the last one
+                target = self._seg(new_dirs[-1])
+                holder = SegmentData(records=[], passage_emb=np.zeros((0, dim), np.float32),
+                                     sentence_rows=np.zeros(0, np.int64), sentence_emb=np.zeros((0, dim), np.float32),
+                                     sources={}, names=list(target.names),
+                                     names_emb=np.asarray(target.names_emb, dtype=np.float32).reshape(-1, dim))
+                holder.add_names(layer.new_names, layer.new_names_emb)
+                _rewrite_names(target.directory, holder, dim)
+                self._seg(new_dirs[-1], fresh=True)
+            elif segment is None:
                 name = f"seg-{gen:06d}-names"
                 segment = SegmentData(records=[], passage_emb=np.zeros((0, dim), np.float32),
                                       sentence_rows=np.zeros(0, np.int64),
@@ -371,6 +383,7 @@ class IndexWriter:
         files.update(file_table(self.path, new_dirs + [global_dir]))
         meta = self._meta(meta_base, settings, layer, dim, input_path, timings, operation, versions)
         meta["timings_s"] = {k: round(v, 3) for k, v in timings.items()}
+        meta.update(extra_meta or {})
         commit(self.path, gen, meta, segs, global_dir, files)
         timings["write"] = time.perf_counter() - t0
         collect_garbage(self.path)

@@ -77,6 +77,9 @@ def main() -> int:
     ap.add_argument("--baseline", default=None, help="a checkout of another commit to time in the same run")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--skip", nargs="*", default=[], choices=["baseline", "serial", "pool", "ray"])
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the builds this many times, interleaved (baseline, serial, pool, ray, baseline, …); "
+                         "ratios use the median wall time (this machine's speed drifts by tens of per cent)")
     ap.add_argument("--workdir", default=str(ROOT / "indexes" / "bench-shards"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -94,19 +97,24 @@ def main() -> int:
         "pool": ([sys.executable, script, "--workers", str(args.workers)], env),
         "ray": ([sys.executable, script, "--workers", str(args.workers), "--ray", "local"], env),
     }
-    out: dict = {"corpus": str(corpus), "cores": os.cpu_count(), "runs": {}}
-    for name, spec in runs.items():
-        if spec is None or name in args.skip:
-            continue
-        cmd, run_env = spec
-        target = work / name
-        import shutil
+    out: dict = {"corpus": str(corpus), "cores": os.cpu_count(), "runs": {}, "walls_s": {}}
+    import shutil
+    import statistics
 
-        shutil.rmtree(target, ignore_errors=True)
-        result = run([*cmd, "--input", str(corpus), "--output", str(target), "--json", "--quiet"], run_env)
-        out["runs"][name] = result
-        print(f"{name}: {result['wall_s']} s, peak {result['peak_tree_mb']} MB "
-              f"(largest process {result['peak_process_mb']} MB)", file=sys.stderr)
+    for _ in range(args.rounds):
+        for name, spec in runs.items():
+            if spec is None or name in args.skip:
+                continue
+            cmd, run_env = spec
+            target = work / name
+            shutil.rmtree(target, ignore_errors=True)
+            result = run([*cmd, "--input", str(corpus), "--output", str(target), "--json", "--quiet"], run_env)
+            out["runs"][name] = result
+            out["walls_s"].setdefault(name, []).append(result["wall_s"])
+            print(f"{name}: {result['wall_s']} s, peak {result['peak_tree_mb']} MB "
+                  f"(largest process {result['peak_process_mb']} MB)", file=sys.stderr)
+    for name, walls in out["walls_s"].items():
+        out["runs"][name]["wall_s"] = statistics.median(walls)
     r = out["runs"]
     if "baseline" in r:
         for name in ("serial", "pool", "ray"):

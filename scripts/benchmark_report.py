@@ -89,6 +89,7 @@ def main() -> int:
     from linearrag.evaluation import evaluate
     from linearrag.evaluation.split import half
     from linearrag.questions import load_questions
+    from linearrag.store import read_meta
 
     halves_rows: dict[str, dict[str, str]] = {}
 
@@ -98,9 +99,9 @@ def main() -> int:
         corpus = docs if docs.is_dir() else bench / name / "corpus.jsonl"
         questions, index = bench / name / "questions.jsonl", indexes / name
         build_args = ["scripts/build_graph.py", "--input", str(corpus), "--output", str(index), "--json", "--quiet"]
-        if args.rebuild or not (index / "meta.json").exists():
+        if args.rebuild or not (index / "CURRENT").exists():
             _run(build_args)
-        meta = json.loads((index / "meta.json").read_text())
+        meta = read_meta(index)
         retriever = Retriever.from_path(index)
         variants = {mode: preset("default").with_overrides({"mode": mode}) for mode in MODES}
         for label, setting in ABLATIONS.items():

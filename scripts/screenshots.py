@@ -29,7 +29,7 @@ def main() -> int:
     ap.add_argument("--index", default=str(ROOT / "indexes" / "2wiki-sample"))
     args = ap.parse_args()
     index = Path(args.index)
-    if not (index / "meta.json").exists():
+    if not (index / "CURRENT").exists():
         subprocess.run([sys.executable, "scripts/build_graph.py", "--input", "examples/2wiki-sample/corpus.jsonl",
                         "--output", str(index), "--quiet"], check=True, cwd=ROOT)
     from playwright.sync_api import sync_playwright

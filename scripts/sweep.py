@@ -73,7 +73,7 @@ def main() -> int:
     data = {}
     for name in args.sets.split(","):
         index = indexes / name
-        if not (index / "meta.json").exists():
+        if not (index / "CURRENT").exists():
             subprocess.run([sys.executable, "scripts/build_graph.py", "--input", str(_corpus(bench, name)),
                             "--output", str(index), "--quiet"], check=True, cwd=ROOT)
         retriever = Retriever.from_path(index)

