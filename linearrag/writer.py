@@ -87,45 +87,49 @@ class IndexWriter:
                           _package_versions(lang, config.spacy_model, embedding_model))
         settings = {"language": lang, "build": build, "aliases": aliases}
         with self._lock():
-            staging = Staging(self.path, key)
-            todo = [ShardTask(k, [passages[i] for i in rows], [sources[i] for i in rows],
-                              {sources[i]: hashes[sources[i]] for i in rows})
-                    for k, rows in enumerate(shards) if not staging.done(k)]
-            resumed = len(shards) - len(todo)
-            if resumed:
-                log.info("resuming: %d of %d shards of an interrupted build are done", resumed, len(shards))
-            executor = self._executor(worker_settings, len(todo), sum(len(p.analysis_text) for p in passages))
+            base = self._manifest()
+            run = self._run_shards(passages, sources, hashes, worker_settings, key, base)
             try:
-                with bar(len(passages), f"shards ({executor.describe()})", self.progress) as pbar:
-                    pbar.update(sum(len(shards[k]) for k in range(len(shards)) if staging.done(k)))
-                    worker_timings = timed_map(executor, todo, lambda k, seg, _: staging.write(k, seg),
-                                               pbar.update)
-                timings["shards"] = worker_timings.pop("shards_wall")
-                versions = executor.versions()
-                base = self._manifest()
-                gen = next_generation(base)
-                segs = []
-                for k, rows in enumerate(shards):
-                    name = f"seg-{gen:06d}-{k}"
-                    _rmtree(self.path / name)   # a killed commit's leftover of the same name
-                    os.rename(staging.shard_dir(k), self.path / name)
-                    segs.append({"name": name, "passages": len(rows), "deleted": []})
-                worker_seconds = {k: round(v, 3) for k, v in worker_timings.items()}
-                summary = self._commit(base, segs, None, settings, timings, "build",
+                summary = self._commit(base, run.segs, None, settings, timings | {"shards": run.wall}, "build",
                                        input_path=str(Path(input_path).resolve()), added=len(passages),
-                                       embed=executor.embed_names, versions=versions, new_dirs=[s["name"] for s in segs],
-                                       extra_meta={"worker_seconds": worker_seconds, "shards": len(shards),
-                                                   "executor": executor.describe()})
+                                       embed=run.executor.embed_names, versions=run.versions, new_dirs=run.new_dirs,
+                                       extra_meta=run.meta())
             finally:
-                executor.close()
+                run.executor.close()
             for stale in self.path.glob("staging-*"):
                 _rmtree(stale)
-        summary["shards"] = len(shards)
-        summary["shards_resumed"] = resumed
-        summary["workers"] = executor.workers
-        summary["executor"] = executor.describe()
-        summary["worker_seconds"] = {k: round(v, 2) for k, v in worker_timings.items()}
-        return summary
+        return summary | run.summary()
+
+    def _run_shards(self, passages: list[Passage], sources: list[str], hashes: dict[str, str],
+                    worker_settings: WorkerSettings, key: str, base: dict | None) -> _ShardRun:
+        """Analyse and embed ``passages`` shard by shard (resuming finished shards), and move the
+        finished shards into place as the next generation's new segments (not yet committed)."""
+        shards = plan_shards(sources, self.config.shard_passages)
+        staging = Staging(self.path, key)
+        todo = [ShardTask(k, [passages[i] for i in rows], [sources[i] for i in rows],
+                          {sources[i]: hashes[sources[i]] for i in rows})
+                for k, rows in enumerate(shards) if not staging.done(k)]
+        resumed = len(shards) - len(todo)
+        if resumed:
+            log.info("resuming: %d of %d shards of an interrupted build are done", resumed, len(shards))
+        executor = self._executor(worker_settings, len(todo), sum(len(p.analysis_text) for p in passages))
+        try:
+            with bar(len(passages), f"shards ({executor.describe()})", self.progress) as pbar:
+                pbar.update(sum(len(shards[k]) for k in range(len(shards)) if staging.done(k)))
+                worker_timings = timed_map(executor, todo, lambda k, seg, _: staging.write(k, seg), pbar.update)
+            wall = worker_timings.pop("shards_wall")
+            versions = executor.versions()
+            gen = next_generation(base)
+            segs = []
+            for k, rows in enumerate(shards):
+                name = f"seg-{gen:06d}-{k}"
+                _rmtree(self.path / name)   # a killed commit's leftover of the same name
+                os.rename(staging.shard_dir(k), self.path / name)
+                segs.append({"name": name, "passages": len(rows), "deleted": []})
+        except BaseException:
+            executor.close()
+            raise
+        return _ShardRun(segs, wall, worker_timings, versions, executor, len(shards), resumed)
 
     def _executor(self, settings: WorkerSettings, n_tasks: int, n_chars: int) -> Executor:
         config = self.config
@@ -158,11 +162,9 @@ class IndexWriter:
             gone = {pid for src in hashes for pid in live.by_source.get(src, [])}
             gone |= {p.id for p in passages if p.id in live.segment_of}
             self._delete(segs, live, gone)
-            segment = self._segment(passages, sources, hashes, self._analyzer_for(base), settings["build"],
-                                    settings["language"], timings, base=base)
-            return self._commit(base, segs, segment, settings, timings, "add",
-                                added=len(passages), removed=len(gone - {p.id for p in passages}),
-                                replaced=len(gone & {p.id for p in passages}))
+            counts = {"added": len(passages), "removed": len(gone - {p.id for p in passages}),
+                      "replaced": len(gone & {p.id for p in passages})}
+            return self._add_passages(base, segs, passages, sources, hashes, settings, timings, "add", counts)
 
     def remove(self, ids: list[str]) -> dict[str, Any]:
         """Remove passages by id; an id that names a source (a file of a directory corpus)
@@ -211,16 +213,47 @@ class IndexWriter:
                 return self._summary(base, {"load": timings["load"]}, "update", unchanged=len(hashes),
                                      committed=False)
             self._delete(segs, live, gone)
-            segment = None
-            if fresh:
-                segment = self._segment([p for p, _ in fresh], [s for _, s in fresh],
-                                        {s: hashes[s] for s in changed}, self._analyzer_for(base),
-                                        settings["build"], settings["language"], timings, base=base)
-            return self._commit(base, segs, segment, settings, timings, "update",
-                                input_path=str(Path(input_path).resolve()), added=len(fresh),
-                                removed=len(gone), unchanged=len(set(hashes) - changed),
-                                files_changed=len(changed & set(known)), files_new=len(changed - set(known)),
-                                files_removed=len(dropped))
+            counts = {"added": len(fresh), "removed": len(gone), "unchanged": len(set(hashes) - changed),
+                      "files_changed": len(changed & set(known)), "files_new": len(changed - set(known)),
+                      "files_removed": len(dropped)}
+            return self._add_passages(base, segs, [p for p, _ in fresh], [s for _, s in fresh],
+                                      {s: hashes[s] for s in changed}, settings, timings, "update", counts,
+                                      input_path=str(Path(input_path).resolve()))
+
+    def _add_passages(self, base: dict, segs: list[dict], passages: list[Passage], sources: list[str],
+                      hashes: dict[str, str], settings: dict, timings: dict, operation: str, counts: dict,
+                      input_path: str | None = None) -> dict[str, Any]:
+        """Commit ``segs`` (deletions marked) plus new passages: in this process for a small
+        change, shard by shard on the workers (as a build) for one of two shards or more."""
+        if not passages or (len(plan_shards(sources, self.config.shard_passages)) < 2 and not self.config.ray):
+            segment = (self._segment(passages, sources, hashes, self._analyzer_for(base), settings["build"],
+                                     settings["language"], timings, base=base) if passages else None)
+            return self._commit(base, segs, segment, settings, timings, operation, input_path=input_path, **counts)
+        meta = base["meta"]
+        worker_settings = WorkerSettings(lang=meta["language"], spacy_model=meta["ner"]["model"],
+                                         terms=bool(meta["build"]["terms"]), embedding_model=meta["embedding"]["model"],
+                                         precision=meta["embedding"]["precision"],
+                                         device=resolve_device(self.config.device), build=meta["build"])
+        key = staging_key(passages, hashes, worker_settings, self.config.shard_passages,
+                          {"base": base["generation"]})
+        run = self._run_shards(passages, sources, hashes, worker_settings, key, base)
+        try:
+            for part in ("ner", "embedding"):
+                recorded = {k: v for k, v in meta[part].items() if k in run.versions[part]}
+                installed = {k: v for k, v in run.versions[part].items() if k in recorded}
+                if recorded != installed:
+                    for d in run.new_dirs:
+                        _rmtree(self.path / d)
+                    raise ModelMismatchError(f"{self.path}: built with {part} {recorded}, installed {installed}; "
+                                             "rebuild the index to add to it")
+            summary = self._commit(base, segs + run.segs, None, settings, timings | {"shards": run.wall}, operation,
+                                   input_path=input_path, embed=run.executor.embed_names, new_dirs=run.new_dirs,
+                                   **counts)
+        finally:
+            run.executor.close()
+        for stale in self.path.glob("staging-*"):
+            _rmtree(stale)
+        return summary | run.summary()
 
     def compact(self) -> dict[str, Any]:
         """Rewrite the live passages into one segment (no analysis, no embedding): reclaims the
@@ -373,6 +406,7 @@ class IndexWriter:
             else:
                 segment.add_names(layer.new_names, layer.new_names_emb)
                 _rewrite_names(self.path / new_dirs[-1], segment, dim)
+                self._seg(new_dirs[-1], fresh=True)   # the cached one read the names before
         timings["merge"] = time.perf_counter() - t0 - (timings.get("embed_entities", 0.0) - embed_before)
         t0 = time.perf_counter()
         global_dir = f"g-{gen:06d}"
@@ -479,6 +513,24 @@ class IndexWriter:
             "seconds": {k: round(v, 2) for k, v in timings.items()},
             "seconds_total": round(sum(timings.values()), 2), "index_bytes": size,
         }
+
+
+class _ShardRun:
+    """New segments written by :meth:`IndexWriter._run_shards`, and what the run measured."""
+
+    def __init__(self, segs, wall, worker_timings, versions, executor, shards, resumed):
+        self.segs, self.wall, self.worker_timings = segs, wall, worker_timings
+        self.versions, self.executor, self.shards, self.resumed = versions, executor, shards, resumed
+        self.new_dirs = [s["name"] for s in segs]
+
+    def meta(self) -> dict:
+        return {"worker_seconds": {k: round(v, 3) for k, v in self.worker_timings.items()}, "shards": self.shards,
+                "executor": self.executor.describe()}
+
+    def summary(self) -> dict:
+        return {"shards": self.shards, "shards_resumed": self.resumed, "workers": self.executor.workers,
+                "executor": self.executor.describe(),
+                "worker_seconds": {k: round(v, 2) for k, v in self.worker_timings.items()}}
 
 
 class _LockAndClean:

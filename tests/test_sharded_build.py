@@ -84,3 +84,18 @@ def test_ray_local_equals_serial(corpus, serial, tmp_path):
                           BuildConfig(precision="fp32", workers=2, shard_passages=50, ray="local"))
     assert summary["executor"] == "2 Ray actors" and summary["shards"] == 2
     assert_same_index(serial, tmp_path / "idx")
+
+
+def test_a_large_add_runs_as_shards_and_equals_serial(corpus, serial, tmp_path):
+    """An add of two shards or more takes the build's path (workers, staging, resume)."""
+    from linearrag.writer import IndexWriter
+
+    rows = corpus.read_text(encoding="utf-8").splitlines()
+    first, rest = tmp_path / "first.jsonl", tmp_path / "rest.jsonl"
+    first.write_text("\n".join(rows[:40]) + "\n", encoding="utf-8")
+    rest.write_text("\n".join(rows[40:]) + "\n", encoding="utf-8")
+    config = BuildConfig(precision="fp32", workers=2, shard_passages=25)
+    IndexWriter(tmp_path / "idx", BuildConfig(precision="fp32", workers=1)).build(first)
+    summary = IndexWriter(tmp_path / "idx", config).add(rest)
+    assert summary["added"] == 60 and summary["shards"] == 3 and summary["executor"] == "2 worker processes"
+    assert_same_index(serial, tmp_path / "idx")
