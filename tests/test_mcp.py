@@ -91,3 +91,46 @@ def test_server_builds_an_index(tmp_path):
             assert info["language"] == "ja"
 
     asyncio.run(scenario())
+
+
+def test_server_adds_and_removes_documents_and_sees_other_writers(tmp_path):
+    """add_documents / remove_documents change the index; a commit by another process is picked
+    up by the next query (the server reads CURRENT before each query)."""
+    import subprocess
+
+    out = tmp_path / "idx"
+    corpus = ROOT / "examples" / "ja-sample" / "corpus.jsonl"
+    subprocess.run([sys.executable, "scripts/build_graph.py", "--input", str(corpus), "--output", str(out), "--quiet"],
+                   cwd=ROOT, check=True)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "lunch", "title": "ランチ",
+                                 "text": "金曜日のランチは田中さんが予約した渋谷のカレー屋です。"}, ensure_ascii=False) + "\n",
+                     encoding="utf-8")
+    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=["scripts/mcp_server.py", "--index", str(out)])
+    question = "金曜日のランチはどこですか？"
+
+    async def scenario():
+        async with Client(params, read_timeout_seconds=300) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            for name in ("add_documents", "remove_documents", "update_index"):
+                assert listed[name].annotations.destructive_hint is True
+            before = _payload(await client.call_tool("query", {"question": question}))
+            assert "lunch" not in [p["id"] for p in before["passages"]]
+            added = _payload(await client.call_tool("add_documents", {"path": str(extra)}))
+            assert added["added"] == 1 and added["passages"] == 7 and added["generation"] == 2
+            hit = _payload(await client.call_tool("query", {"question": question}))
+            assert hit["passages"][0]["id"] == "lunch"
+            bad = await client.call_tool("remove_documents", {"ids": ["no-such-id"]})
+            assert bad.is_error and "no-such-id" in bad.content[0].text
+            removed = _payload(await client.call_tool("remove_documents", {"ids": ["lunch"]}))
+            assert removed["removed"] == 1 and removed["passages"] == 6
+            gone = _payload(await client.call_tool("query", {"question": question}))
+            assert "lunch" not in [p["id"] for p in gone["passages"]]
+            # another process adds it back: the server answers from the new generation
+            proc = subprocess.run([sys.executable, "scripts/build_graph.py", "--output", str(out), "--add", str(extra),
+                                   "--quiet"], cwd=ROOT, capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr
+            back = _payload(await client.call_tool("query", {"question": question}))
+            assert back["passages"][0]["id"] == "lunch"
+
+    asyncio.run(scenario())
