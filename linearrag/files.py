@@ -40,9 +40,8 @@ def save_array(path: Path, array: np.ndarray) -> None:
 
 
 def load_array(path: Path, mmap: bool = True) -> np.ndarray:
-    """An ``.npy`` array, memory-mapped when it holds data (a zero-length file cannot be mapped)."""
-    array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
-    return array
+    """An ``.npy`` array, memory-mapped (read-only) unless ``mmap`` is false."""
+    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
 
 
 def save_json(path: Path, data: Any) -> None:

@@ -52,8 +52,6 @@ _STRINGS = ("passage_ids", "passage_titles", "passage_texts", "sentences", "enti
             "entity_labels")
 _ARRAYS = ("C_data", "C_indices", "C_indptr", "M_indices", "M_indptr", "sentence_passage")
 _EMBEDDINGS = ("passage_emb", "sentence_emb", "entity_emb")
-_V1_FILES = ("meta.json", "passages.jsonl", "texts.json", "graph.npz", "passage_emb.npy", "sentence_emb.npy",
-             "entity_emb.npy")
 
 
 @dataclass
@@ -333,9 +331,5 @@ def next_generation(manifest: dict | None) -> int:
     return (manifest["generation"] if manifest else 0) + 1
 
 
-def is_v1(path: Path) -> bool:
-    return not (path / CURRENT).exists() and (path / "meta.json").exists()
-
-
 __all__ = ["Index", "load_index", "read_meta", "read_manifest", "current_generation", "check_output", "WriteLock",
-           "write_global", "commit", "collect_garbage", "file_table", "FORMAT_VERSION", "save_json"]
+           "write_global", "commit", "collect_garbage", "file_table", "FORMAT_VERSION"]

@@ -41,16 +41,18 @@ def _pss_bytes(pid: int) -> int:
     return 0
 
 
-def run_build(corpus: Path, out: Path, extra: list[str]) -> dict:
-    cmd = [sys.executable, str(Path(__file__).parent / "build_graph.py"), "--input", str(corpus),
-           "--output", str(out), "--json", "--quiet", *extra]
-    peak = 0
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_sampled(cmd: list[str], env: dict | None = None) -> dict:
+    """Run ``cmd``, sampling the PSS of its process tree every 0.2 s: returns its output, exit
+    status, wall seconds, the tree's peak and the largest single process's peak (bytes)."""
+    peak_total, peak_one = 0, 0
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
     def sample():
-        nonlocal peak
+        nonlocal peak_total, peak_one
         while proc.poll() is None:
-            peak = max(peak, sum(_pss_bytes(p) for p in _tree(proc.pid)))
+            sizes = [_pss_bytes(p) for p in _tree(proc.pid)]
+            peak_total = max(peak_total, sum(sizes))
+            peak_one = max([peak_one, *sizes])
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -59,11 +61,21 @@ def run_build(corpus: Path, out: Path, extra: list[str]) -> dict:
     stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t0
     sampler.join()
-    if proc.returncode != 0:
-        raise SystemExit(f"build failed: {stderr.strip().splitlines()[-1] if stderr.strip() else proc.returncode}")
-    summary = json.loads(stdout)
-    summary.update(wall_s=round(wall, 1), peak_pss_mb=round(peak / 2**20), index_mb=round(summary["index_bytes"] / 1e6, 1),
-                   passages_per_s=round(summary["passages"] / wall, 1))
+    return {"stdout": stdout, "stderr": stderr, "returncode": proc.returncode, "wall": wall,
+            "peak_total": peak_total, "peak_one": peak_one}
+
+
+def run_build(corpus: Path, out: Path, extra: list[str]) -> dict:
+    cmd = [sys.executable, str(Path(__file__).parent / "build_graph.py"), "--input", str(corpus),
+           "--output", str(out), "--json", "--quiet", *extra]
+    r = run_sampled(cmd)
+    if r["returncode"] != 0:
+        stderr = r["stderr"].strip()
+        raise SystemExit(f"build failed: {stderr.splitlines()[-1] if stderr else r['returncode']}")
+    summary = json.loads(r["stdout"])
+    wall = r["wall"]
+    summary.update(wall_s=round(wall, 1), peak_pss_mb=round(r["peak_total"] / 2**20),
+                   index_mb=round(summary["index_bytes"] / 1e6, 1), passages_per_s=round(summary["passages"] / wall, 1))
     return summary
 
 

@@ -17,41 +17,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_build import _pss_bytes, _tree  # noqa: E402
+from bench_build import run_sampled  # noqa: E402
 
 
 def run(cmd: list[str], env: dict) -> dict:
-    peak_total, peak_one = 0, 0
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-    def sample():
-        nonlocal peak_total, peak_one
-        while proc.poll() is None:
-            sizes = [_pss_bytes(p) for p in _tree(proc.pid)]
-            peak_total = max(peak_total, sum(sizes))
-            peak_one = max([peak_one, *sizes])
-            time.sleep(0.2)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    t0 = time.perf_counter()
-    sampler.start()
-    stdout, stderr = proc.communicate()
-    wall = time.perf_counter() - t0
-    sampler.join()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:4])}…: {stderr.strip().splitlines()[-1] if stderr.strip() else proc.returncode}")
-    summary = json.loads(stdout.strip().splitlines()[-1])
-    summary.update(wall_s=round(wall, 1), peak_tree_mb=round(peak_total / 2**20),
-                   peak_process_mb=round(peak_one / 2**20))
+    r = run_sampled(cmd, env)
+    if r["returncode"] != 0:
+        stderr = r["stderr"].strip()
+        raise SystemExit(f"{' '.join(cmd[:4])}…: {stderr.splitlines()[-1] if stderr else r['returncode']}")
+    summary = json.loads(r["stdout"].strip().splitlines()[-1])
+    summary.update(wall_s=round(r["wall"], 1), peak_tree_mb=round(r["peak_total"] / 2**20),
+                   peak_process_mb=round(r["peak_one"] / 2**20))
     return summary
 
 
