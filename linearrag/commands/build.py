@@ -126,8 +126,10 @@ def read_ids(path: str) -> list[str]:
 
 
 def describe_change(s: dict) -> str:
-    parts = [f"{k.replace('_', ' ')} {s[k]}" for k in ("added", "replaced", "removed", "unchanged", "files_new",
-                                                        "files_changed", "files_removed") if s.get(k)]
+    parts = [f"{k} {s[k]}" for k in ("added", "replaced", "removed") if s.get(k)]
+    if "files_new" in s:   # a re-sync: sources are files (directories) or records (.jsonl/.json)
+        parts.append(f"sources: {s['files_new']} new, {s['files_changed']} changed, {s['files_removed']} removed, "
+                     f"{s['unchanged']} unchanged")
     what = ", ".join(parts) or "nothing to change"
     state = (f"generation {s['generation']}" if s["committed"] else "up to date, nothing committed")
     compacted = "; compacted" if s.get("compacted") else ""
