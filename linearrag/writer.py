@@ -328,8 +328,9 @@ class IndexWriter:
             return None
         if base is not None:
             embedding = (base["meta"]["embedding"]["model"], base["meta"]["embedding"]["precision"])
-        # NER forks worker processes; forking once torch runs its thread pool can hang them.
-        run = dict(build, workers=1) if self._encoder is not None and build.get("workers") is None else build
+        # NER forks worker processes for a large change (the recorded ``workers`` are shard
+        # workers, not these); forking once torch runs its thread pool can hang them.
+        run = dict(build, workers=1 if self._encoder is not None else None)
         encoder = _LazyEncoder(lambda: self._encoder_for(*embedding, base=base), timings)
         return make_segment(passages, sources, hashes, analyzer, encoder, run, lang, self.progress, timings)
 

@@ -17,6 +17,7 @@ MODES = ("linearrag", "dense", "bm25", "rrf")
 class Agreement:
     questions: int = 0
     same_ids: dict[str, int] = field(default_factory=dict)          # per mode: questions with identical top-k ids
+    same_sets: dict[str, int] = field(default_factory=dict)         # … with the same top-k ids in any order
     max_score_diff: dict[str, float] = field(default_factory=dict)  # per mode, over questions with the same ids
     first_difference: dict[str, str] = field(default_factory=dict)
 
@@ -26,6 +27,8 @@ class Agreement:
     def to_dict(self) -> dict:
         return {"questions": self.questions,
                 "same_top_ids_pct": {m: round(100.0 * n / max(self.questions, 1), 2) for m, n in self.same_ids.items()},
+                "same_top_id_sets_pct": {m: round(100.0 * n / max(self.questions, 1), 2)
+                                         for m, n in self.same_sets.items()},
                 "max_score_diff": self.max_score_diff, "first_difference": self.first_difference}
 
 
@@ -35,14 +38,15 @@ def compare(a: Retriever, b: Retriever, questions: list[str], top_k: int = 10, m
     qa, qb = a.analyze_queries(questions), b.analyze_queries(questions)
     for mode in modes:
         params = RetrievalParams(top_k=top_k, mode=mode)
-        same, worst = 0, 0.0
+        same, same_set, worst = 0, 0, 0.0
         for text, x, y in zip(questions, qa, qb):
             ra, rb = a.retrieve(x, params), b.retrieve(y, params)
             ids_a, ids_b = [h.id for h in ra.passages], [h.id for h in rb.passages]
+            same_set += set(ids_a) == set(ids_b)
             if ids_a == ids_b:
                 same += 1
                 worst = max([worst] + [abs(h.score - g.score) for h, g in zip(ra.passages, rb.passages)])
             elif mode not in out.first_difference:
                 out.first_difference[mode] = f"{text!r}: {ids_a} vs {ids_b}"
-        out.same_ids[mode], out.max_score_diff[mode] = same, worst
+        out.same_ids[mode], out.same_sets[mode], out.max_score_diff[mode] = same, same_set, worst
     return out
