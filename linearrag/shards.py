@@ -137,7 +137,7 @@ class ShardWorker:
 
         timings: dict[str, float] = {}
         build = dict(self.settings.build, workers=ner_processes)
-        segment = make_segment(task.passages, task.sources, task.hashes, self.analyzer, _Lazy(lambda: self.encoder),
+        segment = make_segment(task.passages, task.sources, task.hashes, self.analyzer, LazyEncoder(lambda: self.encoder),
                                build, self.settings.lang, False, timings, threads=self.settings.threads)
         return task.number, segment, timings
 
@@ -156,9 +156,20 @@ class ShardWorker:
                                                                  "mean_pooling": bool(enc.mean_pooling)}}
 
 
-class _Lazy:
-    def __init__(self, get):
-        self._get = get
+class LazyEncoder:
+    """An encoder loaded on first use (after NER, whose worker processes are forked), its load
+    time recorded in ``timings`` when given."""
+
+    def __init__(self, load, timings: dict | None = None):
+        self._load, self._timings, self._encoder = load, timings, None
+
+    def _get(self):
+        if self._encoder is None:
+            t0 = time.perf_counter()
+            self._encoder = self._load()
+            if self._timings is not None:
+                self._timings["load_embedder"] = time.perf_counter() - t0
+        return self._encoder
 
     def __getattr__(self, name):
         return getattr(self._get(), name)

@@ -27,7 +27,7 @@ from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, resolve_device, 
 from .errors import CorpusError, IndexFormatError, ModelMismatchError
 from .embeddings import encode_names
 from .progress import bar
-from .shards import (Executor, ProcessExecutor, RayExecutor, SerialExecutor, ShardTask, ShardWorker, Staging,
+from .shards import (Executor, LazyEncoder, ProcessExecutor, RayExecutor, SerialExecutor, ShardTask, ShardWorker, Staging,
                      WorkerSettings, plan_shards, staging_key, timed_map)
 from .language import SUPPORTED, detect_language
 from .merge import live_entries, merge, natural_key
@@ -141,7 +141,7 @@ class IndexWriter:
         if workers > 1:
             return ProcessExecutor(settings, workers)
         analyzer = self._load_analyzer(settings.lang, settings.spacy_model, settings.terms)
-        worker = ShardWorker(settings, analyzer=analyzer, encoder=_LazyEncoder(
+        worker = ShardWorker(settings, analyzer=analyzer, encoder=LazyEncoder(
             lambda: self._encoder_for(settings.embedding_model, settings.precision, device=settings.device), {}))
         # NER forks worker processes for a large shard, but only before torch runs its threads
         return SerialExecutor(worker, lambda task: 1 if self._encoder is not None else _auto_workers(
@@ -151,7 +151,7 @@ class IndexWriter:
         """Add the passages of ``input_path``; a passage (or a file) already in the index is replaced."""
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
-        with self._lock():
+        with self._lock_index():
             base = self._require_manifest()
             settings = self._settings(base)
             passages = load_corpus(input_path, max_chars=settings["build"]["max_chars"], resolve=False)
@@ -173,7 +173,7 @@ class IndexWriter:
         ids = [i for i in dict.fromkeys(str(i).strip() for i in ids) if i]
         if not ids:
             raise CorpusError("nothing to remove: pass passage ids (or file names) to --remove")
-        with self._lock():
+        with self._lock_index():
             base = self._require_manifest()
             settings = self._settings(base)
             segs = [dict(s, deleted=list(s["deleted"])) for s in base["segments"]]
@@ -193,7 +193,7 @@ class IndexWriter:
         changed files (or records) are indexed, removed ones dropped, unchanged ones kept."""
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
-        with self._lock():
+        with self._lock_index():
             base = self._require_manifest()
             settings = self._settings(base)
             input_path = input_path or base["meta"].get("input", {}).get("path")
@@ -259,11 +259,17 @@ class IndexWriter:
         """Rewrite the live passages into one segment (no analysis, no embedding): reclaims the
         space of removed passages and of superseded name vectors."""
         t0 = time.perf_counter()
-        with self._lock():
+        with self._lock_index():
             base = self._require_manifest()
             return self._compact(base, {"load": time.perf_counter() - t0})
 
     # ---- internals -----------------------------------------------------------------------
+    def _lock_index(self) -> _LockAndClean:
+        """The write lock of an existing index (checked first: a change to a missing index
+        must not leave a directory behind)."""
+        read_manifest(self.path)
+        return self._lock()
+
     def _lock(self) -> WriteLock:
         def waiting():
             print(f"waiting for another writer of {self.path} to finish…", file=sys.stderr, flush=True)
@@ -331,7 +337,7 @@ class IndexWriter:
         # NER forks worker processes for a large change (the recorded ``workers`` are shard
         # workers, not these); forking once torch runs its thread pool can hang them.
         run = dict(build, workers=1 if self._encoder is not None else None)
-        encoder = _LazyEncoder(lambda: self._encoder_for(*embedding, base=base), timings)
+        encoder = LazyEncoder(lambda: self._encoder_for(*embedding, base=base), timings)
         return make_segment(passages, sources, hashes, analyzer, encoder, run, lang, self.progress, timings)
 
     def _live(self, segs: list[dict]) -> _Live:
@@ -551,23 +557,6 @@ class _LockAndClean:
 
     def __exit__(self, *exc):
         self.lock.__exit__(*exc)
-
-
-class _LazyEncoder:
-    """Loads the embedding model on first use (after NER, whose workers are forked)."""
-
-    def __init__(self, load, timings: dict):
-        self._load, self._timings, self._encoder = load, timings, None
-
-    def _get(self):
-        if self._encoder is None:
-            t0 = time.perf_counter()
-            self._encoder = self._load()
-            self._timings["load_embedder"] = time.perf_counter() - t0
-        return self._encoder
-
-    def __getattr__(self, name):
-        return getattr(self._get(), name)
 
 
 class _Live:

@@ -136,6 +136,13 @@ def test_bad_output_fails_before_any_model_loads(tmp_path):
     assert (docs / "precious.txt").read_text() == "keep me"
 
 
+def test_a_change_to_a_missing_index_is_one_line_and_creates_nothing(tmp_path):
+    for change in (["--remove", "x"], ["--update"], ["--compact"]):
+        proc = _run(SCRIPTS / "build_graph.py", "--output", tmp_path / "nope", *change)
+        assert proc.returncode == 2 and "no index here" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "nope").exists()
+
+
 def test_removal_needs_no_model_and_unknown_ids_change_nothing(idx, small_index):
     rows = small_index[1]
     proc = _run(SCRIPTS / "build_graph.py", "--output", idx, "--remove", "no-such-id", rows[0]["id"])

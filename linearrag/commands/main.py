@@ -32,20 +32,23 @@ def parse_args(argv=None):
     path.add_argument("source", help="an entity name, e.g. 佐藤")
     path.add_argument("target", help="another entity name")
     path.add_argument("--max-hops", type=int, default=4, help="longest path searched (default 4)")
-    path.add_argument("--format", choices=["json", "text"], default="json")
-    path.add_argument("--html", metavar="OUT.html", default=None, help="also write an HTML view ('-': stdout instead)")
-    path.add_argument("--quiet", action="store_true")
+    _output_options(path, "json", html=True)
     over = sub.add_parser("overview", help="entity communities of the corpus")
     over.add_argument("index", help="index directory")
     over.add_argument("--communities", type=int, default=20, help="how many, largest first (default 20)")
-    over.add_argument("--format", choices=["json", "text"], default="json")
-    over.add_argument("--html", metavar="OUT.html", default=None, help="also write an HTML view ('-': stdout instead)")
-    over.add_argument("--quiet", action="store_true")
+    _output_options(over, "json", html=True)
     check = sub.add_parser("check", help="verify every file of an index (checksums, shapes, counts)")
     check.add_argument("index", help="index directory")
-    check.add_argument("--format", choices=["json", "text"], default="text")
-    check.add_argument("--quiet", action="store_true")
+    _output_options(check, "text", html=False)
     return ap.parse_args(argv)
+
+
+def _output_options(parser, default_format: str, html: bool) -> None:
+    parser.add_argument("--format", choices=["json", "text"], default=default_format)
+    if html:
+        parser.add_argument("--html", metavar="OUT.html", default=None,
+                            help="also write an HTML view ('-': stdout instead)")
+    parser.add_argument("--quiet", action="store_true")
 
 
 def main(argv: list[str] | None = None) -> int:
