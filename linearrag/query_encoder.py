@@ -85,7 +85,7 @@ class BertQueryEncoder:
                                                       "pooling_mode_mean_sqrt_len_tokens"))
                 and (model_dir / "tokenizer.json").exists() and (model_dir / "model.safetensors").exists())
 
-    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: Sequence[str], batch_size: int = 32, role: str = "passage") -> np.ndarray:
         """float32 [len(texts), dim], unit rows; each text is run on its own (no padding)."""
         import torch
 

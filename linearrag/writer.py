@@ -23,7 +23,7 @@ from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
 from .build import BuildConfig, _auto_workers, _ner_meta, make_segment, terms_wanted
 from .corpus import Passage, load_corpus, passage_sources
-from .embeddings import DEFAULT_EMBEDDING_MODELS, load_encoder, resolve_device, torch_threads
+from .embeddings import DEFAULT_EMBEDDING_MODELS, canonical_model_name, load_encoder, resolve_device, torch_threads
 from .errors import CorpusError, IndexFormatError, ModelMismatchError
 from .embeddings import encode_names
 from .progress import bar
@@ -78,7 +78,7 @@ class IndexWriter:
                  "sentences_in_context": config.sentences_in_context}
         device = resolve_device(config.device)   # before any model loads
         timings["load"] = time.perf_counter() - t0
-        embedding_model = config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang]
+        embedding_model = canonical_model_name(config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang])
         worker_settings = WorkerSettings(lang=lang, spacy_model=config.spacy_model, terms=build["terms"],
                                          embedding_model=embedding_model, precision=config.precision,
                                          device=device, build=build)

@@ -4,7 +4,8 @@ Each set's questions are split into two halves by a hash of the question id (SHA
 byte even → half A, "tune"; odd → half B, "held out"), so the split never changes. A
 coordinate sweep starts from the current defaults and, one parameter at a time, keeps the
 value with the best mean score over half A of every set together (score per set: the mean of
-R@5 and AllGold@5, or of FactRecall@5 and AllFacts@5 for the docs layout). Half B is only
+R@2, R@5 and AllGold@5, or of FactRecall@3, FactRecall@5 and AllFacts@5 for the docs layout:
+the top of the list counts, not only the first five). Half B is only
 reported. Queries are analysed once per set; each setting re-ranks the same analysed queries.
 
   uv run scripts/sweep.py [--benchmarks ../shared/benchmarks] [--indexes indexes] [--sets 2wiki,...] [--json]
@@ -49,10 +50,10 @@ def _score(retriever, analyzed, questions, params) -> float:
         result = retriever.retrieve(a, params)
         if q.facts:
             row = score_facts([f["phrase"] for f in q.facts], [p.text for p in result.passages])
-            total += (row["factrecall@5"] + row["allfacts@5"]) / 2
+            total += (row["factrecall@3"] + row["factrecall@5"] + row["allfacts@5"]) / 3
         else:
             row = score_question([p.id for p in result.passages], q.gold_ids, None, None)
-            total += (row["recall@5"] + row["allgold@5"]) / 2
+            total += (row["recall@2"] + row["recall@5"] + row["allgold@5"]) / 3
     return 100.0 * total / max(len(questions), 1)
 
 

@@ -66,14 +66,14 @@ def test_japanese_with_a_sentence_transformers_model(tmp_path):
     """The multilingual default is chosen from the language; any sentence-transformers model
     can still be passed, is recorded, and is used again at query time."""
     from linearrag import BuildConfig, build_index, load_index
-    from linearrag.embeddings import DEFAULT_EMBEDDING_MODELS
+    from linearrag.embeddings import DEFAULT_EMBEDDING_MODELS, MINILM
 
     from .conftest import EXAMPLES
 
     out = tmp_path / "idx"
-    build_index(EXAMPLES / "ja-sample" / "corpus.jsonl", out, BuildConfig(embedding_model=DEFAULT_EMBEDDING_MODELS["en"]))
+    build_index(EXAMPLES / "ja-sample" / "corpus.jsonl", out, BuildConfig(embedding_model=MINILM))
     meta = load_index(out).meta
-    assert meta["language"] == "ja" and meta["embedding"]["model"] == DEFAULT_EMBEDDING_MODELS["en"]
+    assert meta["language"] == "ja" and meta["embedding"]["model"] == MINILM
     assert meta["embedding"]["model"] != DEFAULT_EMBEDDING_MODELS["ja"]
     r = Retriever.from_path(out)
     assert r.encoder.dim == meta["embedding"]["dim"] == 384

@@ -29,7 +29,8 @@ def maximal_matches(ngrams: Sequence[NameCandidate], lookup: dict[str, int]) -> 
 def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], mention_vectors: np.ndarray,
                   lookup: dict[str, int], entity_emb: np.ndarray, entity_names: Sequence[str], floor: float,
                   ngram_linking: bool = True, lowercase: str = "phrases",
-                  aliases: dict[str, str] | None = None) -> tuple[dict[int, float], list[QueryEntity], set[int]]:
+                  aliases: dict[str, str] | None = None, background: np.ndarray | None = None,
+                  ) -> tuple[dict[int, float], list[QueryEntity], set[int]]:
     """Seeds (entity → score), the report of what the query was linked to, and the entities
     the query names only inside a longer linked name ("Burgundy" in "Beatrice I, Countess of
     Burgundy"): parts of the name, not new entities of the question.
@@ -41,6 +42,8 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
     without a capitalised word may name an entity: "none", "phrases" (two or more words, "path
     parameter", or an identifier, "get_current_user") or "all" (single nouns too, "lifespan").
     ``aliases`` (alias key → canonical key, from the index) is applied to every key first.
+    With ``background`` (row indices of entities), a cosine c is read as (c − b) / (1 − b),
+    b = the mention's median cosine over those entities (see ``RetrievalParams.similarity``).
     """
     if aliases:
         ngrams = [replace(c, key=aliases.get(c.key, c.key)) for c in ngrams]
@@ -70,6 +73,9 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
             sims = entity_emb @ vec
             best = int(np.argmax(sims))
             sim = float(sims[best])
+            if background is not None and len(background):
+                b = float(np.median(sims[background]))
+                sim = (sim - b) / (1.0 - b) if b < 1.0 else 0.0
             how = "similar"
         else:
             linked.append(QueryEntity(mention.surface, None, 0.0, "none"))

