@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from linearrag.analysis import Mention, NameCandidate
 from linearrag.retrieval.activation import Activation, activate_entities
-from linearrag.retrieval.fusion import hybrid_prior, min_rank_scores, ranks_of, rrf_scores, top_k
+from linearrag.retrieval.fusion import hybrid_prior, min_rank_scores, order_siblings, ranks_of, rrf_scores, top_k
 from linearrag.retrieval.linking import link_entities, maximal_matches
 from linearrag.retrieval.params import RetrievalParams
 from linearrag.retrieval.reset import HUB_MIN_CORPUS, idf_ratio, passage_entity_reset
@@ -131,6 +131,37 @@ def test_mention_linked_by_cosine_respects_the_floor():
     seeds, linked, _ = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
                                      emb, names, floor=0.9)
     assert seeds == {} and linked[0].entity is None
+
+
+def test_mention_cosine_is_read_against_the_background_when_asked():
+    # Mention vector (0.6, 0.8): cosine 0.8 to "Beta"; the background sample (rows 1, 2, 3) has
+    # cosines 0.8, 0.6, 0.6 → median b = 0.6, calibrated (0.8 − 0.6) / 0.4 = 0.5.
+    names = ["Alpha", "Beta", "Gamma", "Delta"]
+    emb = np.array([[0, -1], [0, 1], [1, 0], [1, 0]], dtype=np.float32)
+    vec = np.array([[0.6, 0.8]], dtype=np.float32)
+    mention = [Mention("alfa", "Alfa", "ORG", 0, 4)]
+    lookup = {n.lower(): i for i, n in enumerate(names)}
+    seeds, linked, _ = link_entities([], mention, vec, lookup, emb, names, floor=0.6)
+    assert seeds == {1: np.float32(0.8)}
+    seeds, linked, _ = link_entities([], mention, vec, lookup, emb, names, floor=0.6, background=np.array([1, 2, 3]))
+    assert seeds == {} and abs(linked[0].similarity - 0.5) < 1e-6   # below the floor once calibrated
+    seeds, _, _ = link_entities([], mention, vec, lookup, emb, names, floor=0.4, background=np.array([1, 2, 3]))
+    assert list(seeds) == [1] and abs(seeds[1] - 0.5) < 1e-6
+
+
+def test_siblings_trade_places_by_prior_and_keep_their_ranks():
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.0])
+    prior = np.array([0.1, 0.9, 0.5, 0.8, 0.2, 1.0])
+    group = np.array([7, 3, 7, 7, 4, 7])     # passages 0, 2, 3 (and 5, unscored) share a title
+    out = order_siblings(scores, prior, group, depth=5)
+    # group 7 held 0.9, 0.7, 0.6 → given in prior order to 3 (0.8), 2 (0.5), 0 (0.1);
+    # passage 5 is outside the top 5 and keeps its score; 1 and 4 have no sibling there
+    assert out.tolist() == [0.6, 0.8, 0.7, 0.9, 0.5, 0.0]
+    assert sorted(out.tolist()) == sorted(scores.tolist())
+    assert order_siblings(scores, prior, np.arange(6)).tolist() == scores.tolist()   # no siblings: unchanged
+    # equal priors keep the index order
+    flat = order_siblings(np.array([0.2, 0.9]), np.array([0.5, 0.5]), np.array([1, 1]))
+    assert flat.tolist() == [0.9, 0.2]
 
 
 # ---- activation: the sentence behind the score ------------------------------------------

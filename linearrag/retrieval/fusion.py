@@ -75,3 +75,28 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     cand = np.flatnonzero(scores >= kth)
     order = np.lexsort((cand, -scores[cand]))
     return cand[order][:k]
+
+
+def order_siblings(scores: np.ndarray, prior: np.ndarray, group: np.ndarray, depth: int = 100) -> np.ndarray:
+    """Among the ``depth`` best-scored passages, passages of one group (paragraphs of one article
+    or file) trade places so that they come in the order of the query's own evidence (``prior``).
+
+    The walk cannot tell siblings apart: they share their title entity and most others, so its
+    mass spreads over them. Each group keeps the scores (and so the ranks) it holds; only who
+    holds which changes. Passages without a sibling in the top ``depth`` are untouched.
+    """
+    k = min(depth, len(scores))
+    if k < 2:
+        return scores
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    top = top[np.lexsort((top, -scores[top]))]            # best first, ties by index
+    groups, counts = np.unique(group[top], return_counts=True)
+    shared = groups[counts > 1]
+    if not len(shared):
+        return scores
+    out = scores.copy()
+    for g in shared.tolist():
+        members = top[group[top] == g]                    # in score order
+        by_prior = members[np.lexsort((members, -prior[members]))]
+        out[by_prior] = scores[members]
+    return out

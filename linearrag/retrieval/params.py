@@ -34,6 +34,12 @@ class RetrievalParams:
                     the better of its PageRank rank and ``fusion_weight`` × its BM25 rank: what
                     lexical search is sure of is never lost, the graph fills the rest)
     fusion_weight   see ``fusion``
+    prior_rerank    γ ≥ 0: the PageRank score is multiplied by prior^γ before fusion (0 = off);
+                    helps single-hop questions, costs multi-hop ones their bridge passages
+    siblings        "prior": among the best 100 PageRank scores, passages with the same title
+                    (paragraphs of one article, chunks of one file) trade places to come in the
+                    order of the query-only prior, each title keeping the ranks it holds — the
+                    walk cannot tell siblings apart; "walk": PageRank order as is
     term_fusion     the fusion used when every seed is a lowercase term (no name, no title in
                     the question): "same" (as ``fusion``) or "rrf" (the graph is one voter
                     among three: terms are weaker evidence than names)
@@ -70,9 +76,11 @@ class RetrievalParams:
     prior: str = "hybrid"
     fusion: str = "min"
     fusion_weight: float = 3.0
+    prior_rerank: float = 0.0
+    siblings: str = "prior"
     term_fusion: str = "rrf"
     ngram_linking: bool = True
-    lowercase_linking: str = "phrases"
+    lowercase_linking: str = "none"
     reset: str = "normalized"
     propagation: str = "max"
     sigma_scale: str = "absolute"
@@ -103,6 +111,8 @@ class RetrievalParams:
             ("propagation", self.propagation in ("max", "sum"), "'max' or 'sum'"),
             ("sigma_scale", self.sigma_scale in ("absolute", "relative"), "'absolute' or 'relative'"),
             ("similarity", self.similarity in ("raw", "calibrated"), "'raw' or 'calibrated'"),
+            ("prior_rerank", 0.0 <= self.prior_rerank <= 10.0, "in [0, 10]"),
+            ("siblings", self.siblings in ("walk", "prior"), "'walk' or 'prior'"),
             ("ppr_iterations", self.ppr_iterations >= 1, "≥ 1"),
             ("rrf_k", self.rrf_k >= 1, "≥ 1"),
             ("max_reported_entities", self.max_reported_entities >= 0, "≥ 0"),

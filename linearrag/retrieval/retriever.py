@@ -20,7 +20,7 @@ from ..language import query_language_warning
 from ..lexical import EnglishTokenizer, LexicalIndex
 from ..store import Index, load_index
 from .activation import Activation, activate_entities
-from .fusion import hybrid_prior, min_rank_scores, rrf_scores, top_k
+from .fusion import hybrid_prior, min_rank_scores, order_siblings, rrf_scores, top_k
 from .linking import link_entities
 from .params import RetrievalParams
 from .ppr import BipartiteWalk, personalized_pagerank
@@ -82,6 +82,7 @@ class Retriever:
         # fixed samples for the similarity background (params.similarity == "calibrated")
         self._background_passages = np.ascontiguousarray(index.passage_emb[_spread(len(index.passage_ids))])
         self._background_entities = _spread(len(graph.entity_names))
+        self._title_groups: np.ndarray | None = None
         if warm:
             self.analyze_queries(["warm-up"])   # the first call pays one-off costs (lazy weights, caches)
 
@@ -181,6 +182,10 @@ class Retriever:
                 t0 = time.perf_counter()
                 prior = dense if params.prior == "dense" else hybrid_prior(dense, lexical)
                 scores = self.pagerank(prior, activation, params)
+                if params.prior_rerank > 0:
+                    scores = scores * np.power(np.clip(prior, 1e-6, None), params.prior_rerank)
+                if params.siblings == "prior":
+                    scores = order_siblings(scores, prior, self.title_groups)
                 fusion = params.fusion
                 if params.term_fusion != "same" and all(e.how == "term" for e in query_entities if e.entity):
                     fusion = params.term_fusion   # terms alone are weak evidence: the graph is one voter
@@ -210,6 +215,15 @@ class Retriever:
 
     def bm25_scores(self, q: AnalyzedQuery) -> np.ndarray:
         return self._lexical.scores(q.tokens)
+
+    @property
+    def title_groups(self) -> np.ndarray:
+        """Per passage, a number shared by the passages with the same title (built on first use)."""
+        if self._title_groups is None:
+            ids: dict[str, int] = {}
+            self._title_groups = np.fromiter((ids.setdefault(t, len(ids)) for t in self.index.passage_titles),
+                                             dtype=np.int64, count=len(self.index.passage_ids))
+        return self._title_groups
 
     def background(self, q: AnalyzedQuery) -> float:
         """The query's median cosine over a fixed sample of passages (below 1)."""
