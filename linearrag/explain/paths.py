@@ -132,16 +132,18 @@ def longest_exact_seed(seeds: dict[int, float], names) -> int | None:
     return max(exact, key=lambda e: (len(names[e]), -e)) if exact else None
 
 
-def resolve_entity(retriever, name: str, floor: float) -> int | None:
+def resolve_entity(retriever, name: str, floor: float, calibrated: bool = True) -> int | None:
     """The index entity a name refers to, matched as a query's entities are: a name n-gram
     (longest exact match; aliases applied), else the most similar entity by cosine when it
-    reaches ``floor``."""
+    reaches ``floor`` — read against the background when ``calibrated`` (as the default
+    retrieval does, ``RetrievalParams.similarity``)."""
     from ..retrieval.linking import link_entities
 
     q = retriever.analyze_queries([name])[0]
+    background = retriever._background_entities if calibrated else None
     seeds, linked, _ = link_entities(q.ngrams, q.mentions, q.mention_vectors, retriever.entity_lookup,
                                      retriever.index.entity_emb, retriever.index.graph.entity_names, floor,
-                                     aliases=retriever.aliases.keys, lowercase="all")
+                                     aliases=retriever.aliases.keys, lowercase="all", background=background)
     exact = longest_exact_seed(seeds, retriever.index.graph.entity_names)
     if exact is not None:
         return exact
@@ -149,4 +151,8 @@ def resolve_entity(retriever, name: str, floor: float) -> int | None:
         return None
     sims = retriever.index.entity_emb @ q.vector
     best = int(np.argmax(sims))
-    return best if float(sims[best]) >= floor else None
+    sim = float(sims[best])
+    if background is not None and len(background):
+        b = float(np.median(sims[background]))
+        sim = (sim - b) / (1.0 - b) if b < 1.0 else 0.0
+    return best if sim >= floor else None

@@ -34,6 +34,8 @@ class RetrievalParams:
                     the better of its PageRank rank and ``fusion_weight`` × its BM25 rank: what
                     lexical search is sure of is never lost, the graph fills the rest)
     fusion_weight   see ``fusion``
+    fusion_secondary  the ranking ``min`` fusion guarantees places to: "bm25", or "hybrid" (the
+                    reciprocal rank fusion of BM25 and dense, as in rrf mode)
     prior_rerank    γ ≥ 0: the PageRank score is multiplied by prior^γ before fusion (0 = off);
                     helps single-hop questions, costs multi-hop ones their bridge passages
     siblings        "prior": among the best 100 PageRank scores, passages with the same title
@@ -76,6 +78,7 @@ class RetrievalParams:
     prior: str = "hybrid"
     fusion: str = "min"
     fusion_weight: float = 3.0
+    fusion_secondary: str = "bm25"
     prior_rerank: float = 0.0
     siblings: str = "prior"
     term_fusion: str = "rrf"
@@ -113,6 +116,7 @@ class RetrievalParams:
             ("similarity", self.similarity in ("raw", "calibrated"), "'raw' or 'calibrated'"),
             ("prior_rerank", 0.0 <= self.prior_rerank <= 10.0, "in [0, 10]"),
             ("siblings", self.siblings in ("walk", "prior"), "'walk' or 'prior'"),
+            ("fusion_secondary", self.fusion_secondary in ("bm25", "hybrid"), "'bm25' or 'hybrid'"),
             ("ppr_iterations", self.ppr_iterations >= 1, "≥ 1"),
             ("rrf_k", self.rrf_k >= 1, "≥ 1"),
             ("max_reported_entities", self.max_reported_entities >= 0, "≥ 0"),

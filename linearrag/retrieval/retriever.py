@@ -193,7 +193,9 @@ class Retriever:
                     scores = rrf_scores([scores, lexical, dense], params.rrf_k,
                                         [1.0, params.fusion_weight, params.fusion_weight], [True, True, False])
                 elif fusion == "min":
-                    scores = min_rank_scores(scores, lexical, params.fusion_weight)
+                    secondary = lexical if params.fusion_secondary == "bm25" else rrf_scores(
+                        [lexical, dense], params.rrf_k, only_positive=[True, False])
+                    scores = min_rank_scores(scores, secondary, params.fusion_weight)
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
         rows = top_k(scores, params.top_k)
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
