@@ -331,6 +331,8 @@ class E5Encoder:
                           batch_size: int = 32) -> tuple[np.ndarray, list[list[np.ndarray | None]]]:
         """Passage vectors and, from the same forward pass, the mean of each character span's
         token vectors (L2-normalised); None for a span with no token inside the 512-token window."""
+        from .embeddings import span_means
+
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         span_vectors: list[list[np.ndarray | None]] = [[] for _ in texts]
         if not texts:
@@ -340,18 +342,7 @@ class E5Encoder:
             vectors[rows] = self._pool(hidden, lengths)
             states = hidden.numpy()
             for r, i in enumerate(rows):
-                if not spans[i]:
-                    continue
-                off = offsets[i]
-                real = off[:, 1] > off[:, 0]
-                row = []
-                for start, end in spans[i]:
-                    inside = real & (off[:, 0] >= start) & (off[:, 1] <= end)
-                    if not inside.any():
-                        row.append(None)
-                        continue
-                    vec = states[r, :lengths[r]][inside].mean(axis=0)
-                    row.append(vec / max(float(np.linalg.norm(vec)), 1e-12))
-                span_vectors[i] = row
+                if spans[i]:
+                    span_vectors[i] = span_means(states[r, :lengths[r]], offsets[i], spans[i])
         return vectors, span_vectors
 

@@ -165,22 +165,27 @@ class Encoder:
             if len(all_offsets[i]) != len(tokens):
                 span_vectors.append([None] * len(spans[i]))
                 continue
-            offsets = np.asarray(all_offsets[i])
-            real = offsets[:, 1] > offsets[:, 0]
-            row = []
-            for start, end in spans[i]:
-                inside = real & (offsets[:, 0] >= start) & (offsets[:, 1] <= end)
-                if not inside.any():
-                    row.append(None)
-                    continue
-                vec = tokens[inside].mean(axis=0)
-                row.append(vec / max(np.linalg.norm(vec), 1e-12))
-            span_vectors.append(row)
+            span_vectors.append(span_means(tokens, np.asarray(all_offsets[i]), spans[i]))
         return vectors, span_vectors
 
     def encode_query(self, text: str) -> np.ndarray:
         """Embed one query; float32 [dim]."""
         return self.encode([text])[0]
+
+
+def span_means(tokens: np.ndarray, offsets: np.ndarray, spans: Sequence[tuple[int, int]]) -> list[np.ndarray | None]:
+    """For each character span, the L2-normalised mean of the token vectors lying inside it
+    (``offsets[t]`` = token t's (start, end); (0, 0) for special tokens); None where no token is."""
+    real = offsets[:, 1] > offsets[:, 0]
+    row: list[np.ndarray | None] = []
+    for start, end in spans:
+        inside = real & (offsets[:, 0] >= start) & (offsets[:, 1] <= end)
+        if not inside.any():
+            row.append(None)
+            continue
+        vec = tokens[inside].mean(axis=0)
+        row.append(vec / max(float(np.linalg.norm(vec)), 1e-12))
+    return row
 
 
 class UseEncoder:
