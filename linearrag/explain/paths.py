@@ -137,10 +137,10 @@ def resolve_entity(retriever, name: str, floor: float, calibrated: bool = True) 
     (longest exact match; aliases applied), else the most similar entity by cosine when it
     reaches ``floor`` — read against the background when ``calibrated`` (as the default
     retrieval does, ``RetrievalParams.similarity``)."""
-    from ..retrieval.linking import link_entities
+    from ..retrieval.linking import calibrate, link_entities
 
     q = retriever.analyze_queries([name])[0]
-    background = retriever._background_entities if calibrated else None
+    background = retriever.entity_background if calibrated else None
     seeds, linked, _ = link_entities(q.ngrams, q.mentions, q.mention_vectors, retriever.entity_lookup,
                                      retriever.index.entity_emb, retriever.index.graph.entity_names, floor,
                                      aliases=retriever.aliases.keys, lowercase="all", background=background)
@@ -153,6 +153,5 @@ def resolve_entity(retriever, name: str, floor: float, calibrated: bool = True) 
     best = int(np.argmax(sims))
     sim = float(sims[best])
     if background is not None and len(background):
-        b = float(np.median(sims[background]))
-        sim = (sim - b) / (1.0 - b) if b < 1.0 else 0.0
+        sim = calibrate(sim, float(np.median(sims[background])))
     return best if sim >= floor else None

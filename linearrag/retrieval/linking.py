@@ -26,6 +26,13 @@ def maximal_matches(ngrams: Sequence[NameCandidate], lookup: dict[str, int]) -> 
     return kept
 
 
+def calibrate(cosine, background: float):
+    """A cosine read against the background cosine b: (c − b) / (1 − b) (b is kept below 1).
+    Works on a number or an array; see ``RetrievalParams.similarity``."""
+    b = min(background, 0.99)
+    return (cosine - b) / (1.0 - b)
+
+
 def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], mention_vectors: np.ndarray,
                   lookup: dict[str, int], entity_emb: np.ndarray, entity_names: Sequence[str], floor: float,
                   ngram_linking: bool = True, lowercase: str = "phrases",
@@ -74,8 +81,7 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
             best = int(np.argmax(sims))
             sim = float(sims[best])
             if background is not None and len(background):
-                b = float(np.median(sims[background]))
-                sim = (sim - b) / (1.0 - b) if b < 1.0 else 0.0
+                sim = calibrate(sim, float(np.median(sims[background])))
             how = "similar"
         else:
             linked.append(QueryEntity(mention.surface, None, 0.0, "none"))

@@ -21,7 +21,7 @@ from ..lexical import EnglishTokenizer, LexicalIndex
 from ..store import Index, load_index
 from .activation import Activation, activate_entities
 from .fusion import hybrid_prior, min_rank_scores, order_siblings, rrf_scores, top_k
-from .linking import link_entities
+from .linking import calibrate, link_entities
 from .params import RetrievalParams
 from .ppr import BipartiteWalk, personalized_pagerank
 from .reset import idf_ratio, passage_entity_reset
@@ -81,7 +81,7 @@ class Retriever:
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
         # fixed samples for the similarity background (params.similarity == "calibrated")
         self._background_passages = np.ascontiguousarray(index.passage_emb[_spread(len(index.passage_ids))])
-        self._background_entities = _spread(len(graph.entity_names))
+        self.entity_background = _spread(len(graph.entity_names))   # row indices
         self._title_groups: np.ndarray | None = None
         if warm:
             self.analyze_queries(["warm-up"])   # the first call pays one-off costs (lazy weights, caches)
@@ -157,13 +157,13 @@ class Retriever:
             seeds, query_entities, covered = link_entities(
                 q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, self.index.entity_emb,
                 self.index.graph.entity_names, params.seed_floor, params.ngram_linking, params.lowercase_linking,
-                self.aliases.keys, self._background_entities if calibrated else None)
+                self.aliases.keys, self.entity_background if calibrated else None)
             timings["linking"] = (time.perf_counter() - t0) * 1000
             t0 = time.perf_counter()
             dense = self.dense_scores(q)
-            if calibrated:
-                b = self.background(q)
-                dense = (dense - b) / (1.0 - b)
+            background = self.background(q) if calibrated else None
+            if background is not None:
+                dense = calibrate(dense, background)
             lexical = self.bm25_scores(q) if params.prior == "hybrid" or params.fusion != "none" else None
             timings["prior"] = (time.perf_counter() - t0) * 1000
             if not seeds:
@@ -177,7 +177,7 @@ class Retriever:
                     scores = rrf_scores([dense, lexical], params.rrf_k, only_positive=[False, True])
             else:
                 t0 = time.perf_counter()
-                activation = self.activate(q, seeds, params, covered)
+                activation = self.activate(q, seeds, params, covered, background)
                 timings["activation"] = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
                 prior = dense if params.prior == "dense" else hybrid_prior(dense, lexical)
@@ -228,17 +228,18 @@ class Retriever:
         return self._title_groups
 
     def background(self, q: AnalyzedQuery) -> float:
-        """The query's median cosine over a fixed sample of passages (below 1)."""
+        """The query's median cosine over a fixed sample of passages."""
         if not len(self._background_passages):
             return 0.0
-        return min(float(np.median(self._background_passages @ q.vector)), 0.99)
+        return float(np.median(self._background_passages @ q.vector))
 
     def activate(self, q: AnalyzedQuery, seeds: dict[int, float], params: RetrievalParams,
-                 excluded: set[int] | None = None) -> Activation:
+                 excluded: set[int] | None = None, background: float | None = None) -> Activation:
+        """Entity activation; ``background``: the query's, when the caller has it already."""
         emb = self.index.sentence_emb
         scale, shift = 1.0, 0.0
         if params.similarity == "calibrated":
-            shift = self.background(q)
+            shift = min(self.background(q) if background is None else background, 0.99)
             scale = 1.0 / (1.0 - shift)
         if params.sigma_scale == "relative":
             best = (float(np.max(emb @ q.vector)) - shift) * scale if len(emb) else 0.0
