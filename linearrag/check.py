@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import IndexFormatError
 from .files import sha256_file
-from .lexical import LexicalIndex
+from .lexical import Postings
 from .merge import natural_key
 from .segment import Segment
 from .store import load_index, read_manifest
@@ -35,7 +35,7 @@ def check_index(path: str | Path) -> dict[str, Any]:
         checked += 1
         size += got_size
     index = load_index(path)
-    LexicalIndex.load(index.data_dir, len(index.passage_ids))
+    Postings.open(index.data_dir, len(index.passage_ids))
     live: list[str] = []
     for entry in manifest["segments"]:
         seg = Segment(path / entry["name"])

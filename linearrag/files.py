@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,10 +106,65 @@ def write_strings(directory: Path, name: str, strings: Iterable[str]) -> None:
 
 
 def read_strings(directory: Path, name: str) -> StringColumn:
-    offsets = load_array(directory / f"{name}.off.npy", mmap=False)
+    offsets = load_array(directory / f"{name}.off.npy")
     blob_path = directory / f"{name}.bin"
     size = blob_path.stat().st_size
     if offsets.ndim != 1 or len(offsets) < 1 or int(offsets[-1]) != size:
         raise ValueError(f"{name}: offsets do not match the {size}-byte text file")
     blob = np.memmap(blob_path, dtype=np.uint8, mode="r") if size else np.zeros(0, dtype=np.uint8)
     return StringColumn(blob, offsets)
+
+
+# ---- key tables: string → row without parsing every key at open ------------------------------
+
+def key_hash(key: str) -> int:
+    """A stable 64-bit hash of a key (the same in every process and Python version)."""
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def write_key_table(directory: Path, name: str, keys: Iterable[str]) -> None:
+    """``<name>.hash.npy`` (sorted uint64 hashes of the keys) and ``<name>.rows.npy`` (the row of
+    each, in that order): a lookup is one binary search on memory-mapped arrays."""
+    hashes = np.fromiter((key_hash(k) for k in keys), dtype=np.uint64)
+    order = np.argsort(hashes, kind="stable")
+    save_array(directory / f"{name}.hash.npy", hashes[order])
+    save_array(directory / f"{name}.rows.npy", order.astype(np.int64))
+
+
+class KeyTable(Mapping):
+    """A read-only mapping key → row over a key column (``keys[row]`` is the key) and its key
+    table; opening it reads nothing, a lookup costs one binary search and one string read."""
+
+    def __init__(self, keys: Sequence[str], hashes: np.ndarray, rows: np.ndarray):
+        if len(hashes) != len(keys) or len(rows) != len(keys):
+            raise ValueError(f"key table has {len(hashes)} hashes and {len(rows)} rows for {len(keys)} keys")
+        self._keys, self._hashes, self._rows = keys, hashes, rows
+
+    @classmethod
+    def open(cls, directory: Path, name: str, keys: Sequence[str]) -> KeyTable:
+        return cls(keys, load_array(directory / f"{name}.hash.npy"), load_array(directory / f"{name}.rows.npy"))
+
+    def __getitem__(self, key: str) -> int:
+        if not isinstance(key, str):
+            raise KeyError(key)
+        h = np.uint64(key_hash(key))
+        i = int(np.searchsorted(self._hashes, h))
+        while i < len(self._hashes) and self._hashes[i] == h:
+            row = int(self._rows[i])
+            if self._keys[row] == key:
+                return row
+            i += 1
+        raise KeyError(key)
+
+    def __contains__(self, key) -> bool:
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)

@@ -12,8 +12,12 @@ Layout of an index directory (format version 2; docs/store.md explains the desig
         passage_ids|passage_titles|passage_texts|sentences|entity_keys|entity_names|
         entity_labels .bin + .off.npy   string columns
         C_data|C_indices|C_indptr|M_indices|M_indptr|sentence_passage .npy
+        CT_data|CT_indices|CT_indptr|MT_indices|MT_indptr .npy   C and M by entity (transposed)
+        passage_sentences.npy   per passage, its first sentence (P + 1 offsets)
+        entity_keys.hash|rows .npy   key table: entity key → row without parsing the keys
         passage_emb|sentence_emb|entity_emb .npy   float32 unit rows
-        bm25/                the lexical index (bm25s format)
+        passages|entities .usearch   HNSW graphs over passage and entity vectors (ann.py)
+        bm25/                the lexical index (bm25s format + a vocabulary key table)
         sources.json         {source: content hash} of the live passages (for --update)
 
 A commit writes new segment and global directories, fsyncs every file and directory, writes
@@ -31,27 +35,62 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from .ann import VectorSearch, build_ann
 from .errors import IndexFormatError
-from .files import (StringColumn, fsync_path, fsync_tree, load_array, read_strings, save_array, save_json,
-                    sha256_file, write_durably, write_strings)
-from .graph import TriGraph
+from .files import (KeyTable, StringColumn, fsync_path, fsync_tree, load_array, read_strings, save_array,
+                    save_json, sha256_file, write_durably, write_key_table, write_strings)
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 CURRENT = "CURRENT"
 LOCK = "LOCK"
 KEEP_GENERATIONS = 3      # manifests (and their files) kept for readers still opening an older one
 _MANIFEST = re.compile(r"^manifest-(\d{6,})\.json$")
 _STRINGS = ("passage_ids", "passage_titles", "passage_texts", "sentences", "entity_keys", "entity_names",
             "entity_labels")
-_ARRAYS = ("C_data", "C_indices", "C_indptr", "M_indices", "M_indptr", "sentence_passage")
+_ARRAYS = ("C_data", "C_indices", "C_indptr", "M_indices", "M_indptr", "sentence_passage",
+           "CT_data", "CT_indices", "CT_indptr", "MT_indices", "MT_indptr", "passage_sentences")
+PASSAGE_ANN = "passages.usearch"
+ENTITY_ANN = "entities.usearch"
 _EMBEDDINGS = ("passage_emb", "sentence_emb", "entity_emb")
+
+
+class StoredGraph:
+    """The Tri-Graph of a loaded index: raw CSR arrays of C, M and their transposes, memory-mapped;
+    scipy matrices are made on first use (the exact retrieval path), never at open."""
+
+    def __init__(self, sentences, sentence_passage, entity_keys, entity_names, entity_labels, arrays, shape):
+        self.sentences, self.sentence_passage = sentences, sentence_passage
+        self.entity_keys, self.entity_names, self.entity_labels = entity_keys, entity_names, entity_labels
+        self.arrays = arrays
+        self.n_passages, self.n_sentences, self.n_entities = shape
+        for name, arr in arrays.items():
+            setattr(self, name, arr)
+
+    @cached_property
+    def C(self) -> sp.csr_matrix:
+        a = self.arrays
+        return sp.csr_matrix((a["C_data"], a["C_indices"], a["C_indptr"]), shape=(self.n_passages, self.n_entities))
+
+    @cached_property
+    def M(self) -> sp.csr_matrix:
+        a = self.arrays
+        return sp.csr_matrix((np.ones(len(a["M_indices"]), dtype=np.float32), a["M_indices"], a["M_indptr"]),
+                             shape=(self.n_sentences, self.n_entities))
+
+    @cached_property
+    def M_T(self) -> sp.csr_matrix:
+        a = self.arrays
+        return sp.csr_matrix((np.ones(len(a["MT_indices"]), dtype=np.float32), a["MT_indices"], a["MT_indptr"]),
+                             shape=(self.n_entities, self.n_sentences))
 
 
 @dataclass
@@ -63,17 +102,32 @@ class Index:
     passage_ids: StringColumn
     passage_titles: StringColumn
     passage_texts: StringColumn
-    graph: TriGraph
+    graph: StoredGraph
     passage_emb: np.ndarray
     sentence_emb: np.ndarray
     entity_emb: np.ndarray
     data_dir: Path = None            # the generation's global directory
     generation: int = 0
+    entity_lookup: Mapping[str, int] = None    # entity key → row (a KeyTable: nothing parsed at open)
     _id_to_row: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
     def language(self) -> str:
         return self.meta["language"]
+
+    @property
+    def size(self) -> int:
+        return len(self.passage_ids)
+
+    @cached_property
+    def passage_search(self) -> VectorSearch:
+        """Approximate nearest passages (HNSW over the passage vectors; scores exact)."""
+        return VectorSearch(self.passage_emb, self.data_dir / PASSAGE_ANN)
+
+    @cached_property
+    def entity_search(self) -> VectorSearch:
+        """Approximate nearest entity names (HNSW over the entity vectors; scores exact)."""
+        return VectorSearch(self.entity_emb, self.data_dir / ENTITY_ANN)
 
     def row_of(self, passage_id: str) -> int | None:
         if not self._id_to_row:
@@ -163,13 +217,11 @@ def _load(path: Path, mmap: bool) -> Index:
                                    f"the index is damaged, rebuild it (linearrag check {path})")
     try:
         cols = {name: read_strings(data, name) for name in _STRINGS}
-        arrays = {name: load_array(data / f"{name}.npy", mmap=False) for name in _ARRAYS}
+        arrays = {name: load_array(data / f"{name}.npy", mmap=mmap) for name in _ARRAYS}
         embs = [load_array(data / f"{name}.npy", mmap=mmap) for name in _EMBEDDINGS]
         counts = meta.get("counts", {})
         n_p, n_s, n_e = counts.get("passages"), counts.get("sentences"), counts.get("entities")
-        C = sp.csr_matrix((arrays["C_data"], arrays["C_indices"], arrays["C_indptr"]), shape=(n_p, n_e))
-        M = sp.csr_matrix((np.ones(len(arrays["M_indices"]), dtype=np.float32), arrays["M_indices"],
-                           arrays["M_indptr"]), shape=(n_s, n_e))
+        lookup = KeyTable.open(data, "entity_keys", cols["entity_keys"])
     except FileNotFoundError:
         raise
     except (ValueError, OSError, KeyError, TypeError, UnicodeDecodeError, EOFError) as exc:
@@ -182,18 +234,23 @@ def _load(path: Path, mmap: bool) -> Index:
         "entity keys": (n_e, len(cols["entity_keys"])), "entity names": (n_e, len(cols["entity_names"])),
         "entity labels": (n_e, len(cols["entity_labels"])),
         "sentence_passage": (n_s, len(arrays["sentence_passage"])),
+        "C offsets": (n_p + 1, len(arrays["C_indptr"])), "M offsets": (n_s + 1, len(arrays["M_indptr"])),
+        "C by entity offsets": (n_e + 1, len(arrays["CT_indptr"])),
+        "M by entity offsets": (n_e + 1, len(arrays["MT_indptr"])),
+        "passage sentence offsets": (n_p + 1, len(arrays["passage_sentences"])),
+        "C entries": (len(arrays["C_indices"]), len(arrays["CT_indices"])),
+        "M entries": (len(arrays["M_indices"]), len(arrays["MT_indices"])),
         "passage_emb": ((n_p, dim), embs[0].shape), "sentence_emb": ((n_s, dim), embs[1].shape),
         "entity_emb": ((n_e, dim), embs[2].shape),
     }
     for what, (want, got) in expected.items():
         if want != got:
             raise IndexFormatError(f"{path}: {what} has shape {got}, expected {want}; the index is corrupt, rebuild it")
-    graph = TriGraph(sentences=cols["sentences"], sentence_passage=arrays["sentence_passage"],
-                     entity_keys=cols["entity_keys"].tolist(), entity_names=cols["entity_names"],
-                     entity_labels=cols["entity_labels"], C=C, M=M)
+    graph = StoredGraph(cols["sentences"], arrays["sentence_passage"], cols["entity_keys"], cols["entity_names"],
+                        cols["entity_labels"], arrays, (n_p, n_s, n_e))
     return Index(path=path, meta=meta, passage_ids=cols["passage_ids"], passage_titles=cols["passage_titles"],
                  passage_texts=cols["passage_texts"], graph=graph, passage_emb=embs[0], sentence_emb=embs[1],
-                 entity_emb=embs[2], data_dir=data, generation=manifest["generation"])
+                 entity_emb=embs[2], data_dir=data, generation=manifest["generation"], entity_lookup=lookup)
 
 
 # ---- writing -----------------------------------------------------------------------------
@@ -263,11 +320,32 @@ def write_global(directory: Path, layer, sources: dict[str, str]) -> None:
                       ("M_indices", g.M.indices), ("M_indptr", g.M.indptr),
                       ("sentence_passage", g.sentence_passage.astype(np.int32))):
         save_array(directory / f"{name}.npy", arr)
+    write_graph_extras(directory, g.C, g.M, g.sentence_passage, g.entity_keys)
     for name, arr in (("passage_emb", layer.passage_emb), ("sentence_emb", layer.sentence_emb),
                       ("entity_emb", layer.entity_emb)):
         save_array(directory / f"{name}.npy", np.asarray(arr, dtype=np.float32))
+    build_ann(np.asarray(layer.passage_emb, dtype=np.float32), directory / PASSAGE_ANN)
+    build_ann(np.asarray(layer.entity_emb, dtype=np.float32), directory / ENTITY_ANN)
     layer.lexical.save(directory)
     save_json(directory / "sources.json", sources)
+
+
+def write_graph_extras(directory: Path, C: sp.csr_matrix, M: sp.csr_matrix, sentence_passage: np.ndarray,
+                       entity_keys) -> None:
+    """What readers need besides C and M to answer without touching the whole corpus: both
+    matrices by entity (CSC), each passage's first sentence, and the entity key table."""
+    CT = C.tocsc()
+    CT.sort_indices()
+    MT = M.tocsc()
+    MT.sort_indices()
+    for name, arr in (("CT_data", CT.data.astype(np.float32)), ("CT_indices", CT.indices), ("CT_indptr", CT.indptr),
+                      ("MT_indices", MT.indices), ("MT_indptr", MT.indptr)):
+        save_array(directory / f"{name}.npy", arr)
+    sp_rows = np.asarray(sentence_passage, dtype=np.int64)
+    if sp_rows.size and np.any(np.diff(sp_rows) < 0):
+        raise ValueError("sentences must be stored in passage order")
+    save_array(directory / "passage_sentences.npy", np.searchsorted(sp_rows, np.arange(C.shape[0] + 1)))
+    write_key_table(directory, "entity_keys", entity_keys)
 
 
 def file_table(index_dir: Path, directories: list[str]) -> dict[str, list]:
@@ -332,4 +410,4 @@ def next_generation(manifest: dict | None) -> int:
 
 
 __all__ = ["Index", "load_index", "read_meta", "read_manifest", "current_generation", "check_output", "WriteLock",
-           "write_global", "commit", "collect_garbage", "file_table", "FORMAT_VERSION"]
+           "write_global", "write_graph_extras", "commit", "collect_garbage", "file_table", "FORMAT_VERSION"]

@@ -55,7 +55,7 @@ def test_layout_and_round_trip(idx, small_index):
     names = sorted(p.name for p in idx.iterdir())
     assert names == ["CURRENT", "LOCK", "g-000001", "manifest-000001.json", "seg-000001-0"]
     index = load_index(idx)
-    assert index.generation == 1 and index.meta["format_version"] == 2
+    assert index.generation == 1 and index.meta["format_version"] == 3
     assert index.passage_ids.tolist() == sorted(r["id"] for r in rows)
     assert isinstance(index.passage_emb, np.memmap) and index.passage_emb.shape == (12, 384)
     text = dict(zip(index.passage_ids, index.passage_texts))[rows[3]["id"]]

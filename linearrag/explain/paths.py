@@ -137,21 +137,21 @@ def resolve_entity(retriever, name: str, floor: float, calibrated: bool = True) 
     (longest exact match; aliases applied), else the most similar entity by cosine when it
     reaches ``floor`` — read against the background when ``calibrated`` (as the default
     retrieval does, ``RetrievalParams.similarity``)."""
-    from ..retrieval.linking import calibrate, link_entities
+    from ..retrieval.linking import link_entities
 
     q = retriever.analyze_queries([name])[0]
-    background = retriever.entity_background if calibrated else None
+    ann = retriever.uses_ann(retriever.params)
+
+    def nearest(vector):
+        return retriever.nearest_entity(vector, calibrated, ann)
+
     seeds, linked, _ = link_entities(q.ngrams, q.mentions, q.mention_vectors, retriever.entity_lookup,
-                                     retriever.index.entity_emb, retriever.index.graph.entity_names, floor,
-                                     aliases=retriever.aliases.keys, lowercase="all", background=background)
+                                     None, retriever.index.graph.entity_names, floor,
+                                     aliases=retriever.aliases.keys, lowercase="all", nearest=nearest)
     exact = longest_exact_seed(seeds, retriever.index.graph.entity_names)
     if exact is not None:
         return exact
     if len(retriever.index.graph.entity_names) == 0:
         return None
-    sims = retriever.index.entity_emb @ q.vector
-    best = int(np.argmax(sims))
-    sim = float(sims[best])
-    if background is not None and len(background):
-        sim = calibrate(sim, float(np.median(sims[background])))
+    best, sim = nearest(q.vector)
     return best if sim >= floor else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -37,6 +37,7 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
                   lookup: dict[str, int], entity_emb: np.ndarray, entity_names: Sequence[str], floor: float,
                   ngram_linking: bool = True, lowercase: str = "phrases",
                   aliases: dict[str, str] | None = None, background: np.ndarray | None = None,
+                  nearest: Callable[[np.ndarray], tuple[int, float]] | None = None,
                   ) -> tuple[dict[int, float], list[QueryEntity], set[int]]:
     """Seeds (entity → score), the report of what the query was linked to, and the entities
     the query names only inside a longer linked name ("Burgundy" in "Beatrice I, Countess of
@@ -51,6 +52,8 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
     ``aliases`` (alias key → canonical key, from the index) is applied to every key first.
     With ``background`` (row indices of entities), a cosine c is read as (c − b) / (1 − b),
     b = the mention's median cosine over those entities (see ``RetrievalParams.similarity``).
+    ``nearest`` (vector → (entity, similarity), calibrated as it sees fit) replaces the scan of
+    ``entity_emb`` (the scalable path asks an ANN index).
     """
     if aliases:
         ngrams = [replace(c, key=aliases.get(c.key, c.key)) for c in ngrams]
@@ -76,6 +79,9 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
         how = "name"
         if exact is not None:
             best, sim = exact, 1.0
+        elif nearest is not None and len(entity_names):
+            best, sim = nearest(vec)
+            how = "similar"
         elif len(entity_names):
             sims = entity_emb @ vec
             best = int(np.argmax(sims))

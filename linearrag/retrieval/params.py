@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from ..errors import ParameterError
 
 MODES = ("linearrag", "dense", "bm25", "rrf")
+# search=auto takes the scalable (ANN) path from this many passages up (docs/scale.md).
+ANN_MIN_PASSAGES = 50_000
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,16 @@ class RetrievalParams:
                     (entity names for linking). Embedders whose cosines crowd near a high
                     background (e5: median ≈ 0.76) then read on the scale the thresholds were set
                     on (MiniLM: ≈ 0.10). Rankings by cosine alone (dense mode) do not change.
+    search          "exact": every stage over the whole corpus (dense and BM25 scores of every
+                    passage, power-iteration PageRank on the whole graph); "ann": the scalable
+                    path (retrieval/scalable.py): candidates from an HNSW index and BM25 postings,
+                    activation and forward-push PageRank on what the query touches; "auto":
+                    "ann" from ``ANN_MIN_PASSAGES`` passages up, "exact" below
+    candidates      passages taken from each of the dense (ANN) and BM25 lists on the ann path
+    hub_fanout      on the ann path, an entity with more sentences (passages) than this spreads
+                    activation (its entity term of the reset) only inside the candidate passages
+    ppr_epsilon     forward-push tolerance ε on the ann path: a node is pushed while its residual
+                    is ≥ ε × its degree; the L1 error of the PageRank vector is below the residual left
     ppr_iterations  cap on power iterations; ppr_tol stops earlier on L1 change
     rrf_k           constant of reciprocal rank fusion
     """
@@ -88,6 +100,10 @@ class RetrievalParams:
     propagation: str = "max"
     sigma_scale: str = "absolute"
     similarity: str = "calibrated"
+    search: str = "auto"
+    candidates: int = 300
+    hub_fanout: int = 2000
+    ppr_epsilon: float = 1e-7
     ppr_iterations: int = 100
     ppr_tol: float = 1e-7
     rrf_k: int = 60
@@ -117,6 +133,10 @@ class RetrievalParams:
             ("prior_rerank", 0.0 <= self.prior_rerank <= 10.0, "in [0, 10]"),
             ("siblings", self.siblings in ("walk", "prior"), "'walk' or 'prior'"),
             ("fusion_secondary", self.fusion_secondary in ("bm25", "hybrid"), "'bm25' or 'hybrid'"),
+            ("search", self.search in ("auto", "exact", "ann"), "'auto', 'exact' or 'ann'"),
+            ("candidates", self.candidates >= 1, "≥ 1"),
+            ("hub_fanout", self.hub_fanout >= 0, "≥ 0 (0: no cap)"),
+            ("ppr_epsilon", 0.0 < self.ppr_epsilon < 1.0, "in (0, 1)"),
             ("ppr_iterations", self.ppr_iterations >= 1, "≥ 1"),
             ("rrf_k", self.rrf_k >= 1, "≥ 1"),
             ("max_reported_entities", self.max_reported_entities >= 0, "≥ 0"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +18,14 @@ from ..analysis import Analyzer, Mention, NameCandidate
 from ..embeddings import Encoder, load_query_encoder
 from ..errors import ModelMismatchError, ParameterError
 from ..language import query_language_warning
-from ..lexical import EnglishTokenizer, LexicalIndex
+from ..lexical import EnglishTokenizer, Postings
 from ..store import Index, load_index
 from .activation import Activation, activate_entities
 from .fusion import hybrid_prior, min_rank_scores, order_siblings, rrf_scores, top_k
 from .linking import calibrate, link_entities
-from .params import RetrievalParams
+from .local import SparseActivation
+from .params import ANN_MIN_PASSAGES, RetrievalParams
+from .scalable import ScalablePath
 from .ppr import BipartiteWalk, personalized_pagerank
 from .reset import idf_ratio, passage_entity_reset
 from .results import ActivatedEntity, PassageHit, QueryEntity, QueryResult
@@ -67,24 +70,47 @@ class Retriever:
         _check_models(index, self.analyzer, self.encoder)
         self.aliases = Aliases.from_meta(meta.get("aliases"))
         check_unchanged(self.aliases, index.path)
-        graph = index.graph
-        self.M = graph.M
-        self.M_T = graph.M.T.tocsr()
-        self.walk = BipartiteWalk.from_counts(graph.C)
-        C_log = graph.C.copy()
-        C_log.data = np.log1p(C_log.data)
-        self.C_log = C_log
-        self.idf_ratio = idf_ratio(graph.C)
-        self._hub_weights: dict[float, np.ndarray] = {}
-        self.entity_lookup = {key: i for i, key in enumerate(graph.entity_keys)}
-        self._lexical = LexicalIndex.load(index.data_dir, len(index.passage_ids))   # a damaged one fails here, not mid-query
+        # Nothing here reads the corpus: the exact path's matrices are made on first use.
+        self.entity_lookup = index.entity_lookup
+        self.postings = Postings.open(index.data_dir, len(index.passage_ids))   # a damaged one fails here
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
         # fixed samples for the similarity background (params.similarity == "calibrated")
-        self._background_passages = np.ascontiguousarray(index.passage_emb[_spread(len(index.passage_ids))])
-        self.entity_background = _spread(len(graph.entity_names))   # row indices
+        self.background_rows = _spread(len(index.passage_ids))
+        self._background_passages = np.ascontiguousarray(index.passage_emb[self.background_rows], dtype=np.float32)
+        self.entity_background = _spread(len(index.graph.entity_names))   # row indices
+        self._entity_background_emb = np.ascontiguousarray(index.entity_emb[self.entity_background], dtype=np.float32)
+        self._hub_weights: dict[float, np.ndarray] = {}
         self._title_groups: np.ndarray | None = None
+        self.scalable = ScalablePath(self)
         if warm:
             self.analyze_queries(["warm-up"])   # the first call pays one-off costs (lazy weights, caches)
+
+    # ---- the exact path's whole-corpus structures (built on first use) --------------------
+    @property
+    def M(self):
+        return self.index.graph.M
+
+    @cached_property
+    def M_T(self):
+        return self.index.graph.M_T
+
+    @cached_property
+    def walk(self) -> BipartiteWalk:
+        return BipartiteWalk.from_counts(self.index.graph.C)
+
+    @cached_property
+    def C_log(self):
+        C_log = self.index.graph.C.copy()
+        C_log.data = np.log1p(C_log.data)
+        return C_log
+
+    @cached_property
+    def idf_ratio(self) -> np.ndarray:
+        return idf_ratio(self.index.graph.C)
+
+    def uses_ann(self, params: RetrievalParams) -> bool:
+        """Whether ``params`` take the scalable path on this index (``RetrievalParams.search``)."""
+        return params.search == "ann" or (params.search == "auto" and len(self.index.passage_ids) >= ANN_MIN_PASSAGES)
 
     @classmethod
     def from_path(cls, path: str | Path, params: RetrievalParams | None = None, threads: int | None = 1) -> Retriever:
@@ -145,6 +171,10 @@ class Retriever:
         query_entities: list[QueryEntity] = []
         activation: Activation | None = None
         fallback = None
+        if self.uses_ann(params):
+            rows, row_scores, activation, query_entities, fallback = self.scalable.retrieve(
+                q, params, timings, lambda: self.link(q, params))
+            return self._result(q, params, rows, row_scores, activation, query_entities, fallback, timings, t_start)
         if params.mode == "dense":
             scores = self.dense_scores(q)
         elif params.mode == "bm25":
@@ -154,10 +184,7 @@ class Retriever:
         else:
             t0 = time.perf_counter()
             calibrated = params.similarity == "calibrated"
-            seeds, query_entities, covered = link_entities(
-                q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, self.index.entity_emb,
-                self.index.graph.entity_names, params.seed_floor, params.ngram_linking, params.lowercase_linking,
-                self.aliases.keys, self.entity_background if calibrated else None)
+            seeds, query_entities, covered = self.link(q, params)
             timings["linking"] = (time.perf_counter() - t0) * 1000
             t0 = time.perf_counter()
             dense = self.dense_scores(q)
@@ -198,6 +225,9 @@ class Retriever:
                     scores = min_rank_scores(scores, secondary, params.fusion_weight)
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
         rows = top_k(scores, params.top_k)
+        return self._result(q, params, rows, scores[rows], activation, query_entities, fallback, timings, t_start)
+
+    def _result(self, q, params, rows, row_scores, activation, query_entities, fallback, timings, t_start):
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
         parts = ANALYSIS_PARTS[params.mode]
         if self._tokenizer is None and "ner" in parts:   # Japanese: one GiNZA pass gives both
@@ -207,16 +237,40 @@ class Retriever:
             query=q.text, mode=params.mode, query_entities=query_entities,
             activated_entities=self._report_entities(activation, params.max_reported_entities),
             activated_count=0 if activation is None else int(activation.active.size),
-            passages=self._hits(rows, scores, activation), fallback=fallback, warnings=list(q.warnings),
+            passages=self._hits(rows, row_scores, activation), fallback=fallback, warnings=list(q.warnings),
             params=params.to_dict(), timings_ms={k: round(v, 3) for k, v in timings.items()},
         )
 
     # ---- scoring pieces ----------------------------------------------------------------
+    def link(self, q: AnalyzedQuery, params: RetrievalParams):
+        """Seeds, the query-entity report and the covered entities (see ``link_entities``)."""
+        calibrated = params.similarity == "calibrated"
+        ann = self.uses_ann(params)
+        return link_entities(
+            q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, None if ann else self.index.entity_emb,
+            self.index.graph.entity_names, params.seed_floor, params.ngram_linking, params.lowercase_linking,
+            self.aliases.keys, self.entity_background if calibrated else None,
+            nearest=(lambda v: self.nearest_entity(v, calibrated, True)) if ann else None)
+
+    def nearest_entity(self, vector: np.ndarray, calibrated: bool, ann: bool) -> tuple[int, float]:
+        """The entity most similar to ``vector`` and its similarity (read against the entity
+        background when ``calibrated``): by the HNSW index with ``ann``, else a full scan."""
+        if ann:
+            rows, cos = self.index.entity_search.search(vector, 1)
+            best, sim = int(rows[0]), float(cos[0])
+        else:
+            sims = self.index.entity_emb @ vector
+            best = int(np.argmax(sims))
+            sim = float(sims[best])
+        if calibrated and len(self._entity_background_emb):
+            sim = calibrate(sim, float(np.median(self._entity_background_emb @ vector)))
+        return best, sim
+
     def dense_scores(self, q: AnalyzedQuery) -> np.ndarray:
         return np.asarray(self.index.passage_emb @ q.vector, dtype=np.float32)
 
     def bm25_scores(self, q: AnalyzedQuery) -> np.ndarray:
-        return self._lexical.scores(q.tokens)
+        return self.postings.scores(q.tokens)
 
     @property
     def title_groups(self) -> np.ndarray:
@@ -227,11 +281,15 @@ class Retriever:
                                              dtype=np.int64, count=len(self.index.passage_ids))
         return self._title_groups
 
+    def background_cosines(self, q: AnalyzedQuery) -> np.ndarray:
+        """The query's cosines to the fixed sample of passages (``background_rows``)."""
+        return self._background_passages @ q.vector
+
     def background(self, q: AnalyzedQuery) -> float:
         """The query's median cosine over a fixed sample of passages."""
         if not len(self._background_passages):
             return 0.0
-        return float(np.median(self._background_passages @ q.vector))
+        return float(np.median(self.background_cosines(q)))
 
     def activate(self, q: AnalyzedQuery, seeds: dict[int, float], params: RetrievalParams,
                  excluded: set[int] | None = None, background: float | None = None) -> Activation:
@@ -265,18 +323,19 @@ class Retriever:
         return scores
 
     # ---- output ------------------------------------------------------------------------
-    def _hits(self, rows: np.ndarray, scores: np.ndarray, activation: Activation | None) -> list[PassageHit]:
+    def _hits(self, rows: np.ndarray, row_scores: np.ndarray, activation) -> list[PassageHit]:
         idx, graph = self.index, self.index.graph
         hits = []
-        for rank, row in enumerate(rows.tolist(), start=1):
+        for rank, (row, score) in enumerate(zip(rows.tolist(), np.asarray(row_scores).tolist()), start=1):
             ents: list[str] = []
             if activation is not None:
-                cols = graph.C.indices[graph.C.indptr[row]:graph.C.indptr[row + 1]]
-                active = cols[activation.levels[cols] > 0]
-                order = np.lexsort((active, -activation.scores[active]))
+                cols = np.asarray(graph.C_indices[graph.C_indptr[row]:graph.C_indptr[row + 1]], dtype=np.int64)
+                scores, levels, _ = _activation_of(activation, cols)
+                active = cols[levels > 0]
+                order = np.lexsort((active, -scores[levels > 0]))
                 ents = [graph.entity_names[e] for e in active[order].tolist()]
             hits.append(PassageHit(rank=rank, id=idx.passage_ids[row], title=idx.passage_titles[row],
-                                   score=round(float(scores[row]), 8), text=idx.passage_texts[row], entities=ents))
+                                   score=round(float(score), 8), text=idx.passage_texts[row], entities=ents))
         return hits
 
     def _report_entities(self, activation: Activation | None, limit: int) -> list[ActivatedEntity]:
@@ -284,16 +343,25 @@ class Retriever:
             return []
         graph, idx = self.index.graph, self.index
         active = activation.active
-        order = np.lexsort((active, -activation.scores[active], activation.levels[active]))
+        scores, levels, via = _activation_of(activation, active)
+        order = np.lexsort((active, -scores, levels))
         out = []
-        for e in active[order][:limit].tolist():
-            level = int(activation.levels[e])
-            s = int(activation.via_sentence[e])
+        for i in order[:limit].tolist():
+            e = int(active[i])
+            level = int(levels[i])
+            s = int(via[i])
             sentence = graph.sentences[s] if s >= 0 else None
             passage = idx.passage_ids[int(graph.sentence_passage[s])] if s >= 0 else None
-            out.append(ActivatedEntity(graph.entity_names[e], round(float(activation.scores[e]), 6), level,
+            out.append(ActivatedEntity(graph.entity_names[e], round(float(scores[i]), 6), level,
                                        sentence, passage))
         return out
+
+
+def _activation_of(activation, entities: np.ndarray):
+    """(scores, levels, bridging sentences) of some entities, from a dense or sparse activation."""
+    if isinstance(activation, SparseActivation):
+        return activation.lookup(entities)
+    return activation.scores[entities], activation.levels[entities], activation.via_sentence[entities]
 
 
 def _spread(n: int, size: int = 1024) -> np.ndarray:
