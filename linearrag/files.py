@@ -40,8 +40,11 @@ def save_array(path: Path, array: np.ndarray) -> None:
 
 
 def load_array(path: Path, mmap: bool = True) -> np.ndarray:
-    """An ``.npy`` array, memory-mapped (read-only) unless ``mmap`` is false."""
-    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    """An ``.npy`` array, memory-mapped (read-only) unless ``mmap`` is false. A mapped array is
+    handed out as a plain ndarray over the mapping (np.memmap's per-index overhead is gone)."""
+    if not mmap:
+        return np.load(path, allow_pickle=False)
+    return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
 
 
 def save_json(path: Path, data: Any) -> None:
@@ -111,7 +114,7 @@ def read_strings(directory: Path, name: str) -> StringColumn:
     size = blob_path.stat().st_size
     if offsets.ndim != 1 or len(offsets) < 1 or int(offsets[-1]) != size:
         raise ValueError(f"{name}: offsets do not match the {size}-byte text file")
-    blob = np.memmap(blob_path, dtype=np.uint8, mode="r") if size else np.zeros(0, dtype=np.uint8)
+    blob = np.asarray(np.memmap(blob_path, dtype=np.uint8, mode="r")) if size else np.zeros(0, dtype=np.uint8)
     return StringColumn(blob, offsets)
 
 
@@ -168,3 +171,16 @@ class KeyTable(Mapping):
 
     def __len__(self) -> int:
         return len(self._keys)
+
+
+def is_mapped(array: np.ndarray) -> bool:
+    """Whether an array's memory is a file mapping (not read into the process)."""
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = getattr(array, "base", None)
+        if array is not None and not isinstance(array, np.ndarray):
+            import mmap
+
+            return isinstance(array, mmap.mmap)
+    return False

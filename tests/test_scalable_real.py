@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from linearrag import RetrievalParams, Retriever, load_index
-from linearrag.files import StringColumn
+from linearrag.files import StringColumn, is_mapped
 from linearrag.lexical import Postings
 from linearrag.questions import load_questions
 from linearrag.synthetic import graph_statistics, replicate
@@ -87,7 +87,7 @@ def test_index_opens_without_reading_strings(sample_index, sample_retriever, mon
     index = load_index(sample_index[0])
     Retriever(index, analyzer=sample_retriever.analyzer, encoder=sample_retriever.encoder, warm=False)
     assert reads == []
-    assert isinstance(index.passage_emb, np.memmap) and isinstance(index.graph.C_indices, np.memmap)
+    assert is_mapped(index.passage_emb) and is_mapped(index.graph.C_indices) and is_mapped(index.graph.MT_indices)
     assert index.entity_lookup["beatrice i, countess of burgundy"] >= 0    # lookups read one key
 
 

@@ -17,6 +17,7 @@ import threading
 import numpy as np
 import pytest
 
+from linearrag.files import is_mapped
 from linearrag.errors import IndexFormatError
 from linearrag.store import load_index
 
@@ -57,7 +58,7 @@ def test_layout_and_round_trip(idx, small_index):
     index = load_index(idx)
     assert index.generation == 1 and index.meta["format_version"] == 3
     assert index.passage_ids.tolist() == sorted(r["id"] for r in rows)
-    assert isinstance(index.passage_emb, np.memmap) and index.passage_emb.shape == (12, 384)
+    assert is_mapped(index.passage_emb) and index.passage_emb.shape == (12, 384)
     text = dict(zip(index.passage_ids, index.passage_texts))[rows[3]["id"]]
     assert text.startswith("Line one\u2028line two\u2029line three\u0085line four.")   # U+2028 & co. round-trip
     manifest = json.loads((idx / "manifest-000001.json").read_text())

@@ -23,6 +23,7 @@ reaches, not |P|, |S| or |E|.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,15 +183,16 @@ class SparseVector:
     values: np.ndarray    # float64
 
 
-def local_reset(graph, activation: SparseActivation, prior_rows: np.ndarray, prior: np.ndarray,
-                prior_tail_mass: float, params: RetrievalParams, allowed_passages: np.ndarray | None = None,
+def local_reset(graph, activation: SparseActivation, prior_rows: np.ndarray, prior_of, tail_of,
+                params: RetrievalParams, allowed_passages: np.ndarray | None = None,
                 hub_fanout: int = 0) -> tuple[SparseVector, SparseVector]:
     """:func:`reset.passage_entity_reset` on sparse vectors: (entity reset, passage reset).
 
-    ``prior`` is the passage prior on ``prior_rows`` (sorted); ``prior_tail_mass`` its sum
-    (clipped at 0, times λ) over every other passage, which only enters the normalisation.
-    A hub entity (more than ``hub_fanout`` passages) adds its entity term only to passages in
-    ``allowed_passages``."""
+    The passage reset is computed on ``prior_rows`` (sorted) and every passage of an
+    activated entity: ``prior_of(rows)`` gives the passage prior of rows, ``tail_of(rows)``
+    the prior's sum (clipped at 0) over every passage *not* in rows — it only enters the
+    normalisation. A hub entity (more than ``hub_fanout`` passages) adds its entity term only
+    to passages in ``allowed_passages``."""
     ids = activation.ids
     a = np.clip(activation.scores.astype(np.float64), 0.0, None)
     if params.hub_damping:
@@ -211,10 +213,8 @@ def local_reset(graph, activation: SparseActivation, prior_rows: np.ndarray, pri
     entity_term = np.zeros(p_rows.size, dtype=np.float64)
     np.add.at(entity_term, np.searchsorted(p_rows, rows), contrib)
     entity_term = np.log1p(entity_term)
-    prior_full = np.zeros(p_rows.size, dtype=np.float64)
-    prior_full[np.searchsorted(p_rows, prior_rows)] = np.clip(prior, 0.0, None)
-    i0 = params.lam * prior_full + entity_term
-    tail = params.lam * max(prior_tail_mass, 0.0)
+    i0 = params.lam * np.clip(np.asarray(prior_of(p_rows), dtype=np.float64), 0.0, None) + entity_term
+    tail = params.lam * max(float(tail_of(p_rows)), 0.0)
     if params.reset == "paper":
         r_p, r_e = i0 * params.passage_weight, a
         total = r_p.sum() + tail * params.passage_weight + r_e.sum()
@@ -237,56 +237,100 @@ class PushResult:
     touched: int
 
 
+class PushScratch:
+    """Residual, estimate and seen-flags for every node, allocated once per retriever and
+    reused: a query writes only the nodes it touches and clears exactly those afterwards, so
+    its cost is that neighbourhood's size (the zero pages of an untouched region are never
+    even mapped)."""
+
+    def __init__(self, n_nodes: int):
+        self.res = np.zeros(n_nodes, dtype=np.float64)
+        self.est = np.zeros(n_nodes, dtype=np.float64)
+        self.seen = np.zeros(n_nodes, dtype=bool)
+        self.stamp = np.zeros(n_nodes, dtype=np.int64)
+        self.lock = threading.Lock()
+
+
 def push_pagerank(graph, reset_passages: SparseVector, reset_entities: SparseVector, damping: float,
-                  epsilon: float, max_rounds: int = 200) -> PushResult:
+                  epsilon: float, max_rounds: int = 200, scratch: PushScratch | None = None) -> PushResult:
     """Forward-push personalised PageRank on the bipartite walk (see the module docstring).
-    Node ids: passages 0..P−1, entities P + e."""
+    Node ids: passages 0..P−1, entities P + e. ``scratch``: reusable buffers for all nodes
+    (a retriever's; None allocates them for this call)."""
     n_p = graph.n_passages
+    n_nodes = n_p + len(graph.CT_indptr) - 1
+    if scratch is None or len(scratch.res) != n_nodes or not scratch.lock.acquire(blocking=False):
+        scratch, owned = PushScratch(n_nodes), None
+    else:
+        owned = scratch
+    try:
+        return _push(graph, reset_passages, reset_entities, damping, epsilon, max_rounds, scratch)
+    finally:
+        if owned is not None:
+            owned.lock.release()
+
+
+def _push(graph, reset_passages, reset_entities, damping, epsilon, max_rounds, scratch) -> PushResult:
+    n_p = graph.n_passages
+    res, est, seen = scratch.res, scratch.est, scratch.seen
     nodes = np.concatenate([np.asarray(reset_passages.rows, dtype=np.int64),
                             n_p + np.asarray(reset_entities.rows, dtype=np.int64)])
-    res = np.concatenate([reset_passages.values, reset_entities.values]).astype(np.float64)
-    keep = res > 0
-    nodes, res = nodes[keep], res[keep]
-    order = np.argsort(nodes, kind="stable")
-    nodes, res = nodes[order], res[order]
-    deg = _node_degrees(graph, nodes)
-    est = np.zeros(nodes.size, dtype=np.float64)
+    values = np.concatenate([reset_passages.values, reset_entities.values]).astype(np.float64)
+    keep = values > 0
+    nodes, values = nodes[keep], values[keep]
+    np.add.at(res, nodes, values)
+    touched = np.unique(nodes)
+    seen[touched] = True
+    deg = _node_degrees(graph, touched)
     rounds = 0
-    for rounds in range(1, max_rounds + 1):
-        front = res >= epsilon * np.maximum(deg, 1)
-        if not front.any():
-            rounds -= 1
-            break
-        f_nodes, f_res, f_deg = nodes[front], res[front], deg[front]
-        res[front] = 0.0
-        est[front] += (1.0 - damping) * f_res
-        share = np.divide(damping * f_res, f_deg, out=np.zeros_like(f_res), where=f_deg > 0)
-        is_p = f_nodes < n_p
-        targets, amounts = [], []
-        if is_p.any():
-            owner, cols, _ = gather(graph.C_indptr, graph.C_indices, f_nodes[is_p])
-            targets.append(cols + n_p)
-            amounts.append(share[is_p][owner])
-        if (~is_p).any():
-            owner, cols, _ = gather(graph.CT_indptr, graph.CT_indices, f_nodes[~is_p] - n_p)
-            targets.append(cols)
-            amounts.append(share[~is_p][owner])
-        if not targets:
-            continue
-        t = np.concatenate(targets)
-        amt = np.concatenate(amounts)
-        new_nodes = np.setdiff1d(np.unique(t), nodes, assume_unique=True)
-        if new_nodes.size:
-            merged = np.concatenate([nodes, new_nodes])
-            order = np.argsort(merged, kind="stable")
-            nodes = merged[order]
-            res = np.concatenate([res, np.zeros(new_nodes.size)])[order]
-            est = np.concatenate([est, np.zeros(new_nodes.size)])[order]
-            deg = np.concatenate([deg, _node_degrees(graph, new_nodes)])[order]
-        np.add.at(res, np.searchsorted(nodes, t), amt)
-    is_p = nodes < n_p
-    return PushResult(SparseVector(nodes[is_p], est[is_p]), SparseVector(nodes[~is_p] - n_p, est[~is_p]),
-                      float(res.sum()), rounds, int(nodes.size))
+    try:
+        for rounds in range(1, max_rounds + 1):
+            r_t = res[touched]
+            front = (r_t > 0) & (r_t >= epsilon * np.maximum(deg, 1))
+            if not front.any():
+                rounds -= 1
+                break
+            f_nodes, f_res, f_deg = touched[front], r_t[front], deg[front]
+            res[f_nodes] = 0.0
+            est[f_nodes] += (1.0 - damping) * f_res
+            share = np.divide(damping * f_res, f_deg, out=np.zeros_like(f_res), where=f_deg > 0)
+            is_p = f_nodes < n_p
+            targets, amounts = [], []
+            if is_p.any():
+                owner, cols, _ = gather(graph.C_indptr, graph.C_indices, f_nodes[is_p])
+                targets.append(cols + n_p)
+                amounts.append(share[is_p][owner])
+            if (~is_p).any():
+                owner, cols, _ = gather(graph.CT_indptr, graph.CT_indices, f_nodes[~is_p] - n_p)
+                targets.append(cols)
+                amounts.append(share[~is_p][owner])
+            t = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
+            if t.size == 0:
+                continue
+            np.add.at(res, t, np.concatenate(amounts))
+            new = t[~seen[t]]
+            if new.size:
+                new = _distinct(new, scratch)
+                seen[new] = True
+                touched = np.concatenate([touched, new])
+                deg = np.concatenate([deg, _node_degrees(graph, new)])
+        touched = np.sort(touched)
+        values_est = est[touched].copy()
+        residual = float(res[touched].sum())
+    finally:
+        res[touched] = 0.0
+        est[touched] = 0.0
+        seen[touched] = False
+    is_p = touched < n_p
+    return PushResult(SparseVector(touched[is_p], values_est[is_p]), SparseVector(touched[~is_p] - n_p, values_est[~is_p]),
+                      residual, rounds, int(touched.size))
+
+
+def _distinct(values: np.ndarray, scratch: PushScratch) -> np.ndarray:
+    """The distinct values, in first-seen order, without sorting (``scratch.stamp`` marks)."""
+    stamp = scratch.stamp
+    positions = np.arange(values.size)
+    stamp[values[::-1]] = positions[::-1]      # fancy assignment: the last write wins, so the first position stays
+    return values[stamp[values] == positions]
 
 
 def _node_degrees(graph, nodes: np.ndarray) -> np.ndarray:

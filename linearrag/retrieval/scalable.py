@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ParameterError
 from .fusion import order_siblings
 from .linking import calibrate
-from .local import SparseActivation, gather, local_activation, local_reset, lookup_sorted, push_pagerank
+from .local import PushScratch, SparseActivation, gather, local_activation, local_reset, lookup_sorted, push_pagerank
 from .params import RetrievalParams
 
 
@@ -119,6 +119,13 @@ class ScalablePath:
         self.r = retriever
         self.index = retriever.index
         self.graph = retriever.index.graph
+        self._scratch: PushScratch | None = None
+
+    @property
+    def scratch(self) -> PushScratch:
+        if self._scratch is None:
+            self._scratch = PushScratch(self.graph.n_passages + self.graph.n_entities)
+        return self._scratch
 
     # ---- evidence ------------------------------------------------------------------------
     def evidence(self, q, params: RetrievalParams, calibrated: bool) -> Evidence:
@@ -186,11 +193,9 @@ class ScalablePath:
         activation = self.activate(q, seeds, params, covered, ev, base)
         timings["activation"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        base_cos = self.cosines(base, q)
-        base_prior = ev.prior(base, base_cos, params)
-        tail = self._tail_mass(ev, base, params)
-        r_e, r_p = local_reset(self.graph, activation, base, base_prior, tail, params, base, params.hub_fanout)
-        pushed = push_pagerank(self.graph, r_p, r_e, params.damping, params.ppr_epsilon)
+        r_e, r_p = local_reset(self.graph, activation, base, lambda rows: ev.prior(rows, self.cosines(rows, q), params),
+                               lambda known: self._tail_mass(ev, known, params), params, base, params.hub_fanout)
+        pushed = push_pagerank(self.graph, r_p, r_e, params.damping, params.ppr_epsilon, scratch=self.scratch)
         rows = np.union1d(pushed.passages.rows, base)
         scores = lookup_sorted(pushed.passages.rows, pushed.passages.values, rows, 0.0)
         cos = self.cosines(rows, q)
