@@ -15,7 +15,7 @@ Layout of an index directory (format version 2; docs/store.md explains the desig
         CT_data|CT_indices|CT_indptr|MT_indices|MT_indptr .npy   C and M by entity (transposed)
         passage_sentences.npy   per passage, its first sentence (P + 1 offsets)
         entity_keys.hash|rows .npy   key table: entity key → row without parsing the keys
-        passage_emb|sentence_emb|entity_emb .npy   float32 unit rows
+        passage_emb|sentence_emb|entity_emb .npy   unit rows, float16 (VECTOR_DTYPE)
         passages|entities .usearch   HNSW graphs over passage and entity vectors (ann.py)
         bm25/                the lexical index (bm25s format + a vocabulary key table)
         sources.json         {source: content hash} of the live passages (for --update)
@@ -58,6 +58,9 @@ _STRINGS = ("passage_ids", "passage_titles", "passage_texts", "sentences", "enti
             "entity_labels")
 _ARRAYS = ("C_data", "C_indices", "C_indptr", "M_indices", "M_indptr", "sentence_passage",
            "CT_data", "CT_indices", "CT_indptr", "MT_indices", "MT_indptr", "passage_sentences")
+# Vectors are stored in float16: half the disk and page cache; on every benchmark set the
+# rankings equal those from float32 (docs/scale.md). Readers compute in float32.
+VECTOR_DTYPE = np.float16
 PASSAGE_ANN = "passages.usearch"
 ENTITY_ANN = "entities.usearch"
 _EMBEDDINGS = ("passage_emb", "sentence_emb", "entity_emb")
@@ -323,7 +326,7 @@ def write_global(directory: Path, layer, sources: dict[str, str]) -> None:
     write_graph_extras(directory, g.C, g.M, g.sentence_passage, g.entity_keys)
     for name, arr in (("passage_emb", layer.passage_emb), ("sentence_emb", layer.sentence_emb),
                       ("entity_emb", layer.entity_emb)):
-        save_array(directory / f"{name}.npy", np.asarray(arr, dtype=np.float32))
+        save_array(directory / f"{name}.npy", np.asarray(arr, dtype=VECTOR_DTYPE))
     build_ann(np.asarray(layer.passage_emb, dtype=np.float32), directory / PASSAGE_ANN)
     build_ann(np.asarray(layer.entity_emb, dtype=np.float32), directory / ENTITY_ANN)
     layer.lexical.save(directory)

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from .ann import build_ann
 from .files import save_array, write_key_table, write_strings
 from .segment import Segment
-from .store import (ENTITY_ANN, PASSAGE_ANN, Index, commit, file_table, write_graph_extras)
+from .store import (ENTITY_ANN, PASSAGE_ANN, VECTOR_DTYPE, Index, commit, file_table, write_graph_extras)
 
 K1, B = 1.5, 0.75
 
@@ -113,7 +113,7 @@ def _write_vectors(path: Path, source: np.ndarray, sizes: list[int], row_starts:
     dim = source.shape[1]
     ends = [int(row_starts[n]) if row_starts is not None else n for n in sizes]
     total = sum(ends)
-    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(total, dim))
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=VECTOR_DTYPE, shape=(total, dim))
     at = 0
     for r, end in enumerate(ends):
         for s in range(0, end, chunk):
@@ -185,7 +185,7 @@ def replicate(source: Index, out_dir: Path, n_passages: int, hub_df: int | None 
     log("vectors")
     _write_vectors(gdir / "passage_emb.npy", source.passage_emb, sizes, None, noise, rng)
     _write_vectors(gdir / "sentence_emb.npy", source.sentence_emb, sizes, ps0, noise, rng)
-    ent = np.lib.format.open_memmap(gdir / "entity_emb.npy", mode="w+", dtype=np.float32,
+    ent = np.lib.format.open_memmap(gdir / "entity_emb.npy", mode="w+", dtype=VECTOR_DTYPE,
                                     shape=(n_e, source.entity_emb.shape[1]))
     for s in range(0, n_e, 65536):
         e, r = origin_entity[s:s + 65536], origin_replica[s:s + 65536]
@@ -202,9 +202,9 @@ def replicate(source: Index, out_dir: Path, n_passages: int, hub_df: int | None 
 
     log("ANN indexes")
     pe = np.load(gdir / "passage_emb.npy", mmap_mode="r")
-    build_ann(np.asarray(pe), gdir / PASSAGE_ANN, threads=threads)
+    build_ann(np.asarray(pe, dtype=np.float32), gdir / PASSAGE_ANN, threads=threads)
     ee = np.load(gdir / "entity_emb.npy", mmap_mode="r")
-    build_ann(np.asarray(ee), gdir / ENTITY_ANN, threads=threads)
+    build_ann(np.asarray(ee, dtype=np.float32), gdir / ENTITY_ANN, threads=threads)
     del pe, ee
     (gdir / "sources.json").write_text("{}", encoding="utf-8")
 

@@ -65,7 +65,7 @@ def generated(args, src: Path, n: int) -> Path:
     from linearrag.synthetic import replicate
 
     stamp = {"source": str(src.resolve()), "source_generation": committed_generation(src), "passages": n,
-             "noise": args.noise, "seed": args.seed, "format": 3}
+             "noise": args.noise, "seed": args.seed, "format": 3, "vectors": "float16"}
     out = args.cache / f"replica-{n}"
     if (out / "CURRENT").exists() and (out / "stamp.json").exists() \
             and json.loads((out / "stamp.json").read_text()) == stamp:

@@ -1,6 +1,8 @@
 """A living index with the real models: adds, removals, re-syncs and compaction give the
-index a full build of the final corpus gives — same top-10 ids, scores within 1e-6, in every
-mode (embeddings in fp32, see docs/store.md)."""
+index a full build of the final corpus gives — same top-10 ids, scores within 1e-4, in every
+mode (embeddings computed in fp32 and stored in float16: a vector that differs by 1e-7 between two
+batches can round to the neighbouring float16 value, so scores agree to float16's resolution; see
+docs/store.md)."""
 
 import json
 import random
@@ -25,7 +27,7 @@ def _jsonl(path, rows):
 
 def _agree(changed, rebuilt, questions):
     agreement = compare(Retriever.from_path(changed), Retriever.from_path(rebuilt), questions)
-    assert agreement.identical(1e-6), agreement.to_dict()
+    assert agreement.identical(1e-4), agreement.to_dict()
 
 
 def test_add_remove_readd_equals_a_full_build(tmp_path):

@@ -142,11 +142,11 @@ def test_local_reset_equals_the_exact_reset():
     r_e, r_p = passage_entity_reset(C_log, exact_act, prior, params, weight)
     known = np.arange(0, C.shape[0], 4)          # the candidate rows; the rest of the prior is tail mass
 
-    def tail_of(rows):
+    def outside_mean(rows):
         rest = np.setdiff1d(np.arange(C.shape[0]), rows)
-        return float(np.clip(prior[rest], 0, None).sum())
+        return float(np.clip(prior[rest], 0, None).mean())
 
-    s_e, s_p = local_reset(_graph(C, M), local_act, known, lambda rows: prior[rows], tail_of, params)
+    s_e, s_p = local_reset(_graph(C, M), local_act, known, lambda rows: prior[rows], outside_mean, params)
     dense_p = np.zeros(C.shape[0])
     dense_p[s_p.rows] = s_p.values
     # the rows it computes (candidates and the passages of activated entities) match the exact reset

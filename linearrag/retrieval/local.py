@@ -183,16 +183,18 @@ class SparseVector:
     values: np.ndarray    # float64
 
 
-def local_reset(graph, activation: SparseActivation, prior_rows: np.ndarray, prior_of, tail_of,
+def local_reset(graph, activation: SparseActivation, prior_rows: np.ndarray, prior_of, outside_mean,
                 params: RetrievalParams, allowed_passages: np.ndarray | None = None,
-                hub_fanout: int = 0) -> tuple[SparseVector, SparseVector]:
+                hub_fanout: int = 0, exact_limit: int | None = None) -> tuple[SparseVector, SparseVector]:
     """:func:`reset.passage_entity_reset` on sparse vectors: (entity reset, passage reset).
 
-    The passage reset is computed on ``prior_rows`` (sorted) and every passage of an
-    activated entity: ``prior_of(rows)`` gives the passage prior of rows, ``tail_of(rows)``
-    the prior's sum (clipped at 0) over every passage *not* in rows — it only enters the
-    normalisation. A hub entity (more than ``hub_fanout`` passages) adds its entity term only
-    to passages in ``allowed_passages``."""
+    The passage reset is computed on ``prior_rows`` (sorted: the candidates) and every passage
+    of an activated entity. ``prior_of(rows)`` gives the passage prior of rows; it is asked
+    for the candidates and for the ``exact_limit`` other passages with the largest entity
+    term (None: all). Every other passage is given ``outside_mean(exact rows)``, the mean
+    prior (clipped at 0) of the passages outside them, which also stands for the prior mass of
+    the passages never reached (it only enters the normalisation). A hub entity (more than
+    ``hub_fanout`` passages) adds its entity term only to passages in ``allowed_passages``."""
     ids = activation.ids
     a = np.clip(activation.scores.astype(np.float64), 0.0, None)
     if params.hub_damping:
@@ -213,8 +215,17 @@ def local_reset(graph, activation: SparseActivation, prior_rows: np.ndarray, pri
     entity_term = np.zeros(p_rows.size, dtype=np.float64)
     np.add.at(entity_term, np.searchsorted(p_rows, rows), contrib)
     entity_term = np.log1p(entity_term)
-    i0 = params.lam * np.clip(np.asarray(prior_of(p_rows), dtype=np.float64), 0.0, None) + entity_term
-    tail = params.lam * max(float(tail_of(p_rows)), 0.0)
+    prior_rows = np.asarray(prior_rows, dtype=np.int64)
+    extra = np.flatnonzero(~np.isin(p_rows, prior_rows, assume_unique=True))
+    if exact_limit is not None and extra.size > exact_limit:
+        best = np.argpartition(-entity_term[extra], exact_limit - 1)[:exact_limit]
+        extra = np.sort(extra[best])
+    exact = np.union1d(np.searchsorted(p_rows, prior_rows), extra)
+    mean_out = max(float(outside_mean(p_rows[exact])), 0.0)
+    prior = np.full(p_rows.size, mean_out)
+    prior[exact] = np.clip(np.asarray(prior_of(p_rows[exact]), dtype=np.float64), 0.0, None)
+    i0 = params.lam * prior + entity_term
+    tail = params.lam * mean_out * max(graph.n_passages - p_rows.size, 0)
     if params.reset == "paper":
         r_p, r_e = i0 * params.passage_weight, a
         total = r_p.sum() + tail * params.passage_weight + r_e.sum()

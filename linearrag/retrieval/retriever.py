@@ -95,6 +95,16 @@ class Retriever:
         return self.index.graph.M_T
 
     @cached_property
+    def passage_matrix(self) -> np.ndarray:
+        """Passage vectors in float32 for full scans (the exact path; stored as float16)."""
+        return np.asarray(self.index.passage_emb, dtype=np.float32)
+
+    @cached_property
+    def entity_matrix(self) -> np.ndarray:
+        """Entity vectors in float32 for full scans (the exact path; stored as float16)."""
+        return np.asarray(self.index.entity_emb, dtype=np.float32)
+
+    @cached_property
     def walk(self) -> BipartiteWalk:
         return BipartiteWalk.from_counts(self.index.graph.C)
 
@@ -247,7 +257,7 @@ class Retriever:
         calibrated = params.similarity == "calibrated"
         ann = self.uses_ann(params)
         return link_entities(
-            q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, None if ann else self.index.entity_emb,
+            q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, None if ann else self.entity_matrix,
             self.index.graph.entity_names, params.seed_floor, params.ngram_linking, params.lowercase_linking,
             self.aliases.keys, self.entity_background if calibrated else None,
             nearest=(lambda v: self.nearest_entity(v, calibrated, True)) if ann else None)
@@ -259,7 +269,7 @@ class Retriever:
             rows, cos = self.index.entity_search.search(vector, 1)
             best, sim = int(rows[0]), float(cos[0])
         else:
-            sims = self.index.entity_emb @ vector
+            sims = self.entity_matrix @ vector
             best = int(np.argmax(sims))
             sim = float(sims[best])
         if calibrated and len(self._entity_background_emb):
@@ -267,7 +277,7 @@ class Retriever:
         return best, sim
 
     def dense_scores(self, q: AnalyzedQuery) -> np.ndarray:
-        return np.asarray(self.index.passage_emb @ q.vector, dtype=np.float32)
+        return np.asarray(self.passage_matrix @ q.vector, dtype=np.float32)
 
     def bm25_scores(self, q: AnalyzedQuery) -> np.ndarray:
         return self.postings.scores(q.tokens)

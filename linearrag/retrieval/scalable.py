@@ -31,6 +31,8 @@ from .linking import calibrate
 from .local import PushScratch, SparseActivation, gather, local_activation, local_reset, lookup_sorted, push_pagerank
 from .params import RetrievalParams
 
+SIBLING_DEPTH = 100      # as fusion.order_siblings
+
 
 @dataclass
 class Evidence:
@@ -194,19 +196,24 @@ class ScalablePath:
         timings["activation"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         r_e, r_p = local_reset(self.graph, activation, base, lambda rows: ev.prior(rows, self.cosines(rows, q), params),
-                               lambda known: self._tail_mass(ev, known, params), params, base, params.hub_fanout)
+                               lambda known: self._outside_mean(ev, known, params), params, base, params.hub_fanout,
+                               exact_limit=params.candidates)
         pushed = push_pagerank(self.graph, r_p, r_e, params.damping, params.ppr_epsilon, scratch=self.scratch)
-        rows = np.union1d(pushed.passages.rows, base)
+        # what fusion ranks: the walk's best passages and both candidate lists
+        best = top_rows(pushed.passages.rows, pushed.passages.values, max(params.candidates, SIBLING_DEPTH))
+        rows = np.union1d(pushed.passages.rows[best], base)
         scores = lookup_sorted(pushed.passages.rows, pushed.passages.values, rows, 0.0)
-        cos = self.cosines(rows, q)
-        prior = ev.prior(rows, cos, params)
+        term_only = params.term_fusion != "same" and all(e.how == "term" for e in query_entities if e.entity)
+        fusion = params.term_fusion if term_only else params.fusion
+        needs_dense = params.prior_rerank > 0 or fusion == "rrf" or (
+            fusion == "min" and params.fusion_secondary == "hybrid")
+        cos = self.cosines(rows, q) if needs_dense else None
         if params.prior_rerank > 0:
+            prior = ev.prior(rows, cos, params)
             scores = scores * np.power(np.clip(prior, 1e-6, None), params.prior_rerank)
         if params.siblings == "prior":
-            scores = self._order_siblings(rows, scores, prior)
-        fusion = params.fusion
-        if params.term_fusion != "same" and all(e.how == "term" for e in query_entities if e.entity):
-            fusion = params.term_fusion
+            scores = self._order_siblings(rows, scores, lambda sub: ev.prior(rows[sub], self.cosines(rows[sub], q)
+                                                                            if cos is None else cos[sub], params))
         if fusion == "rrf":
             fused = (1.0 / (params.rrf_k + positive_ranks(rows, scores))
                      + params.fusion_weight / (params.rrf_k + ev.lex_rank(rows))
@@ -241,14 +248,13 @@ class ScalablePath:
         return local_activation(self.graph, sigma, seeds, params.delta, params.max_iterations, params.propagation,
                                 params.hub_damping, excluded, self.sentences_of(base), params.hub_fanout)
 
-    def _tail_mass(self, ev: Evidence, known: np.ndarray, params: RetrievalParams) -> float:
-        """Estimated Σ clip(prior, 0) over the passages not in ``known`` (from the sample)."""
+    def _outside_mean(self, ev: Evidence, known: np.ndarray, params: RetrievalParams) -> float:
+        """Estimated mean of clip(prior, 0) over the passages not in ``known`` (from the sample)."""
         outside = ~np.isin(ev.sample_rows, known)
-        rest = ev.n_passages - known.size
-        if rest <= 0 or not outside.any():
+        if not outside.any():
             return 0.0
         prior = ev.prior(ev.sample_rows[outside], ev.sample_cos[outside], params)
-        return float(np.clip(prior, 0.0, None).mean() * rest)
+        return float(np.clip(prior, 0.0, None).mean())
 
     def _rrf_fallback(self, rows: np.ndarray, ev: Evidence, q, params: RetrievalParams):
         cos = self.cosines(rows, q)
@@ -256,8 +262,9 @@ class ScalablePath:
         keep = top_rows(rows, fused, params.top_k)
         return rows[keep], fused[keep]
 
-    def _order_siblings(self, rows: np.ndarray, scores: np.ndarray, prior: np.ndarray, depth: int = 100):
-        """fusion.order_siblings on the best ``depth`` rows, titles read for those rows only."""
+    def _order_siblings(self, rows: np.ndarray, scores: np.ndarray, prior_of, depth: int = 100):
+        """fusion.order_siblings on the best ``depth`` rows, titles read for those rows only;
+        ``prior_of(positions)``: the prior of rows[positions] (asked only when siblings meet)."""
         top = top_rows(rows, scores, depth)
         if top.size < 2:
             return scores
@@ -268,7 +275,8 @@ class ScalablePath:
             return scores
         # order_siblings works by position: hand it the top rows in row order (its tie-break)
         by_row = np.argsort(rows[top], kind="stable")
-        sub = order_siblings(scores[top][by_row], prior[top][by_row], group[by_row], depth=top.size)
+        prior = np.asarray(prior_of(top[by_row]))
+        sub = order_siblings(scores[top][by_row], prior, group[by_row], depth=top.size)
         out = scores.copy()
         out[top[by_row]] = sub
         return out
