@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from .files import KeyTable, load_array, read_strings, write_key_table, write_st
 log = logging.getLogger(__name__)
 
 BM25_DIR = "bm25"
+SKIP_SHARE = 0.3     # MaxScore skips common tokens whose best scores sum to under this share of θ
 
 
 def _bm25s():
@@ -76,10 +78,17 @@ class Postings:
         self.indices = load_array(folder / "indices.csc.index.npy")
         self.indptr = load_array(folder / "indptr.csc.index.npy")
         self.vocab = KeyTable.open(folder, "vocab", read_strings(folder, "vocab"))
+        self._scratch_made = False
         # bm25s lists an empty token after the last column; tokens beyond the columns have no postings
         if len(self.indptr) > len(self.vocab) + 1 or len(self.data) != len(self.indices) \
                 or int(self.indptr[-1]) != len(self.indices):
             raise ValueError("postings do not match the vocabulary")
+
+    @property
+    def _scratch(self) -> _ScoreScratch | None:
+        if not self._scratch_made:                 # one per reader, on its first query
+            self._scratch_obj, self._scratch_made = _ScoreScratch(self.n_docs), True
+        return self._scratch_obj
 
     @classmethod
     def open(cls, index_dir: Path, n_docs: int) -> Postings:
@@ -116,9 +125,133 @@ class Postings:
         np.add.at(scores, inverse, vals)
         return unique, scores
 
+    def query(self, query_tokens: list[str], k: int) -> LexicalHits:
+        """The query's BM25 hits: its exact top ``k`` and the score of any passage on demand,
+        without merging the long postings of common tokens (MaxScore, Turtle & Flood 1995).
+
+        1. A floor θ under the true ``k``-th best score: the full scores of ``k`` passages taken
+           from the rarest tokens (whole postings while they are short, then the best-scoring
+           entries of the next token).
+        2. The tokens whose largest scores sum to less than θ cannot lift a passage into the top
+           ``k`` on their own: only the passages of the other ("essential") tokens are candidates.
+        3. The essential postings are added on a reusable score array; a candidate whose sum
+           there plus the skipped tokens' best stays under θ is dropped too. The survivors'
+           full scores come from binary searches in every token's postings, summed over the
+           query's tokens in query order as bm25s sums them.
+        Cost: the essential postings (no sorting) and the survivors' lookups, not the postings
+        of every query token."""
+        ids = self.token_ids(query_tokens)
+        lists = {i: (self.indices[self.indptr[i]:self.indptr[i + 1]], self.data[self.indptr[i]:self.indptr[i + 1]])
+                 for i in dict.fromkeys(ids)}
+        hits = LexicalHits(ids, lists)
+        if not lists or k <= 0:
+            return hits
+        count = {i: ids.count(i) for i in lists}
+        bound = {i: count[i] * float(lists[i][1].max()) for i in lists}
+        by_size = sorted(lists, key=lambda i: (lists[i][0].size, i))
+        picked, n = [], 0
+        for i in by_size:
+            docs, vals = lists[i]
+            if n + docs.size > k:
+                if n < k:
+                    picked.append(docs[np.argpartition(-vals, k - n - 1)[:k - n]])
+                    n = k
+                break
+            picked.append(docs)
+            n += docs.size
+        skipped: set[int] = set()
+        floor = 0.0
+        if n >= k:
+            seed = np.unique(np.concatenate(picked))
+            if seed.size >= k:
+                floor = float(np.partition(hits.score(seed), seed.size - k)[seed.size - k])
+                total = 0.0
+                for i in sorted(lists, key=lambda i: (bound[i], i)):
+                    total += bound[i]
+                    if total >= floor * SKIP_SHARE:
+                        break
+                    skipped.add(i)
+        hits.skipped = len(skipped)
+        rest = sum(bound[i] for i in skipped)
+        rows = self._candidates([i for i in lists if i not in skipped], count, lists, (floor - rest) * (1 - 1e-6))
+        scores = hits.score(rows)
+        order = np.argpartition(-scores, k - 1)[:k] if scores.size > k else np.arange(scores.size)
+        kth = scores[order].min() if order.size else 0.0
+        order = np.flatnonzero(scores >= kth)                 # ties at the k-th score: lowest rows
+        order = order[np.lexsort((rows[order], -scores[order]))][:k]
+        hits.top_rows, hits.top_scores = rows[order], scores[order]
+        return hits
+
+    def _candidates(self, essential: list[int], count: dict[int, int], lists, need: float) -> np.ndarray:
+        """Sorted passages of the ``essential`` tokens whose score from those tokens reaches
+        ``need`` (what they must bring for the skipped tokens' best to reach the floor)."""
+        scratch = self._scratch
+        if scratch is None or not scratch.lock.acquire(blocking=False):
+            scratch, owned = _ScoreScratch(self.n_docs), None
+        else:
+            owned = scratch
+        try:
+            acc = scratch.acc
+            for i in essential:
+                docs, vals = lists[i]
+                acc[docs] += vals * count[i] if count[i] > 1 else vals
+            keep = []
+            for i in essential:
+                docs = lists[i][0]
+                keep.append(docs[acc[docs] >= need])
+            for i in essential:
+                acc[lists[i][0]] = 0.0
+            return np.unique(np.concatenate(keep)).astype(np.int64) if keep else np.zeros(0, dtype=np.int64)
+        finally:
+            if owned is not None:
+                owned.lock.release()
+
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         """BM25 score of every passage (float32 [P]); zeros where no query token occurs."""
         out = np.zeros(self.n_docs, dtype=np.float32)
         rows, scores = self.matches(query_tokens)
         out[rows] = scores
+        return out
+
+
+class _ScoreScratch:
+    """A score per passage, reused by one reader's queries: a query writes only its essential
+    postings and clears exactly those (untouched zero pages are never even mapped)."""
+
+    def __init__(self, n_docs: int):
+        self.acc = np.zeros(n_docs, dtype=np.float32)
+        self.lock = threading.Lock()
+
+
+class LexicalHits:
+    """One query's BM25 hits (:meth:`Postings.query`): ``top_rows``/``top_scores`` best first
+    (ties by row), and :meth:`score` of any passages."""
+
+    def __init__(self, ids: list[int], lists: dict[int, tuple[np.ndarray, np.ndarray]]):
+        self.ids, self.lists = ids, lists
+        self.top_rows = np.zeros(0, dtype=np.int64)
+        self.top_scores = np.zeros(0, dtype=np.float32)
+        self.skipped = 0         # tokens whose postings were searched, never merged
+
+    @property
+    def max(self) -> float:
+        return float(self.top_scores[0]) if self.top_scores.size else 0.0
+
+    def score(self, rows: np.ndarray) -> np.ndarray:
+        """BM25 scores (float32) of ``rows``, summed over the query's tokens in query order as
+        bm25s sums them; 0 where no token occurs."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(rows.shape, dtype=np.float32)
+        if rows.size == 0:
+            return out
+        part = {}
+        for i, (docs, vals) in self.lists.items():
+            got = np.zeros(rows.shape, dtype=np.float32)
+            if docs.size:
+                pos = np.minimum(np.searchsorted(docs, rows), docs.size - 1)
+                hit = docs[pos] == rows
+                got[hit] = vals[pos[hit]]
+            part[i] = got
+        for i in self.ids:
+            out += part[i]
         return out

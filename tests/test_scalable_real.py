@@ -75,6 +75,28 @@ def test_postings_score_as_bm25s(sample_index):
     assert np.all(np.diff(rows) > 0) and np.all(scores > 0)
 
 
+def test_postings_top_k_is_exact(sample_index):
+    """MaxScore's top k equals the top k of the full score vector, ties by row, for every k."""
+    index = load_index(sample_index[0])
+    postings = Postings.open(index.data_dir, len(index.passage_ids))
+    starts, ends = postings.indptr[:-1], postings.indptr[1:]
+    assert all(np.all(np.diff(postings.indices[a:b]) > 0) for a, b in zip(starts, ends))   # rows ascending
+    queries = [["burgundi", "countess", "frederick", "germani"], ["film", "director", "born", "american"],
+               ["countess", "countess", "year"], ["zzzunknown"], []]
+    pruned = 0
+    for tokens in queries:
+        full = postings.scores(tokens)
+        for k in (1, 3, 10, 50, 10_000):
+            hits = postings.query(tokens, k)
+            order = np.lexsort((np.arange(full.size), -full))
+            want = [int(r) for r in order[:k] if full[r] > 0]
+            assert hits.top_rows.tolist() == want, (tokens, k)
+            assert np.array_equal(hits.top_scores, full[want])
+            assert np.array_equal(hits.score(np.arange(full.size)), full)
+            pruned += hits.skipped
+    assert pruned > 0           # the common tokens' postings were searched, not merged
+
+
 def test_index_opens_without_reading_strings(sample_index, sample_retriever, monkeypatch):
     reads = []
     for name in ("__getitem__", "__iter__", "tolist"):

@@ -1,6 +1,6 @@
 """Sharded builds with the real models: 2 shards on 2 worker processes, a resumed build after a
 kill, and Ray actors on a local Ray instance, each equal to the serial build (same structure,
-vectors within float rounding, same rankings in every mode; fp32)."""
+vectors within float16 rounding, same rankings in every mode; fp32)."""
 
 import json
 import os
@@ -43,9 +43,13 @@ def assert_same_index(a_path, b_path):
     assert a.graph.sentences == b.graph.sentences
     assert (a.graph.C != b.graph.C).nnz == 0 and (a.graph.M != b.graph.M).nnz == 0
     for name in ("passage_emb", "sentence_emb", "entity_emb"):
-        assert np.abs(np.asarray(getattr(a, name)) - np.asarray(getattr(b, name))).max() < 1e-5, name
+        # vectors are stored as float16: fp32 values a rounding apart may land one float16 step
+        # (2^-10 of the value) apart, so the comparison is at float16's resolution
+        x = np.asarray(getattr(a, name), dtype=np.float32)
+        y = np.asarray(getattr(b, name), dtype=np.float32)
+        assert np.allclose(x, y, rtol=2 ** -9, atol=1e-6), (name, float(np.abs(x - y).max()))
     agreement = compare(Retriever.from_path(a_path), Retriever.from_path(b_path), QUESTIONS)
-    assert agreement.identical(1e-5), agreement.to_dict()
+    assert agreement.identical(1e-4), agreement.to_dict()
 
 
 def test_two_shards_on_two_workers_equal_serial(corpus, serial, tmp_path):

@@ -2,8 +2,8 @@
 
 Candidates instead of full scans: the dense list comes from the HNSW index over passage
 vectors (``params.candidates`` rows, scored exactly), the lexical list from the BM25
-postings of the query's tokens. Activation, the reset and PageRank run on what the seeds
-and the candidates reach (:mod:`local`), and fusion ranks the union of the touched
+postings of the query's tokens (MaxScore: the long postings of common tokens are searched,
+not merged). Activation, the reset and PageRank run on what the seeds and the candidates reach (:mod:`local`), and fusion ranks the union of the touched
 passages and both lists; top-k by ``argpartition`` on that union.
 
 Where the exact path uses a statistic of the whole corpus, this one uses either the exact
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..lexical import LexicalHits
 from .fusion import order_siblings
 from .linking import calibrate
 from .local import PushScratch, SparseActivation, gather, local_activation, local_reset, lookup_sorted, push_pagerank
@@ -40,20 +41,18 @@ class Evidence:
 
     dense_rows: np.ndarray       # the dense list, best first
     dense_cos: np.ndarray        # raw cosines
-    lex_rows: np.ndarray         # every passage matching a query token, ascending
-    lex_scores: np.ndarray
-    lex_top: np.ndarray          # the BM25 list, best first
+    lex: LexicalHits             # the BM25 list (``lex.top_rows``, best first) and scores on demand
     sample_rows: np.ndarray      # the fixed sample (sorted) and its raw cosines
     sample_cos: np.ndarray
     shift: float | None          # the calibration background (None: raw cosines)
     n_passages: int
 
     @property
-    def lex_max(self) -> float:
-        return float(self.lex_scores.max()) if self.lex_scores.size else 0.0
+    def lex_top(self) -> np.ndarray:
+        return self.lex.top_rows
 
     def lexical(self, rows: np.ndarray) -> np.ndarray:
-        return lookup_sorted(self.lex_rows, self.lex_scores, rows, np.float32(0.0))
+        return self.lex.score(rows)
 
     def calibrated(self, cos: np.ndarray) -> np.ndarray:
         return cos if self.shift is None else calibrate(cos, self.shift)
@@ -63,7 +62,7 @@ class Evidence:
         dense = self.calibrated(cos).astype(np.float64)
         if params.prior == "dense":
             return dense
-        top = self.lex_max
+        top = self.lex.max
         scaled = self.lexical(rows) / top if top > 0 else np.zeros(rows.size)
         return 0.5 * (np.clip(dense, 0.0, None) + scaled)
 
@@ -132,13 +131,10 @@ class ScalablePath:
     # ---- evidence ------------------------------------------------------------------------
     def evidence(self, q, params: RetrievalParams, calibrated: bool) -> Evidence:
         rows, cos = self.index.passage_search.search(q.vector, params.candidates)
-        lex_rows, lex_scores = self.r.postings.matches(q.tokens)
-        top = np.argpartition(-lex_scores, min(params.candidates, lex_rows.size) - 1)[:params.candidates] \
-            if lex_rows.size > params.candidates else np.arange(lex_rows.size)
-        top = top[np.lexsort((lex_rows[top], -lex_scores[top]))]
+        lex = self.r.postings.query(q.tokens, params.candidates)
         sample_cos = self.r.background_cosines(q)
         shift = float(np.median(sample_cos)) if calibrated and sample_cos.size else None
-        return Evidence(rows, cos, lex_rows, lex_scores, lex_rows[top], self.r.background_rows, sample_cos,
+        return Evidence(rows, cos, lex, self.r.background_rows, sample_cos,
                         shift, len(self.index.passage_ids))
 
     def cosines(self, rows: np.ndarray, q) -> np.ndarray:
