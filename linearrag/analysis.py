@@ -272,15 +272,19 @@ def _is_latin_word(tok) -> bool:
     return _has_latin_letter(tok.text)
 
 
+HEADING_SEPARATOR_CHAR = "›"   # between the headings of a title line ("Page › Section")
+
+
 def _split_at_newlines(span) -> list:
-    """An entity never crosses a line break (a title line and the text below it)."""
-    if "\n" not in span.text:
+    """An entity never crosses a line break (a title line and the text below it) nor the
+    separator of a heading path ("Advanced Dependencies › Dependencies" is two headings)."""
+    if "\n" not in span.text and HEADING_SEPARATOR_CHAR not in span.text:
         return [span]
     from spacy.tokens import Span
 
     parts, start = [], span.start
     for tok in span:
-        if tok.is_space or "\n" in tok.text:
+        if tok.is_space or "\n" in tok.text or HEADING_SEPARATOR_CHAR in tok.text:
             if tok.i > start:
                 parts.append(Span(span.doc, start, tok.i, label=span.label_))
             start = tok.i + 1

@@ -96,6 +96,13 @@ def make_segment(passages: list[Passage], sources: list[str], hashes: dict[str, 
                        sentence_emb=sentence_emb[rows], sources={src: hashes[src] for src in dict.fromkeys(sources)})
 
 
+def is_documents(passages: list[Passage]) -> bool:
+    """A corpus of documents (files: notes, docs, Markdown) rather than of titled records (most
+    passages carry a name title: Wikipedia-style knowledge bases)."""
+    titled = sum(1 for p in passages if p.title and p.title_is_name)
+    return titled < 0.5 * len(passages)
+
+
 def terms_wanted(setting: str, passages: list[Passage]) -> bool:
     """Whether English noun-phrase terms become entities. ``auto``: yes for documents (files:
     notes, docs, Markdown), whose questions name concepts in lowercase; no for corpora of
@@ -105,8 +112,7 @@ def terms_wanted(setting: str, passages: list[Passage]) -> bool:
         raise CorpusError(f"--terms must be auto, on or off, got {setting!r}")
     if setting != "auto":
         return setting == "on"
-    titled = sum(1 for p in passages if p.title and p.title_is_name)
-    return titled < 0.5 * len(passages)
+    return is_documents(passages)
 
 
 def _auto_workers(n_chars: int) -> int:

@@ -64,7 +64,7 @@ def document_title(text: str, fallback: str) -> str:
         elif not in_fence:
             m = _HEADING.match(line)
             if m and len(m.group(1)) == 1:
-                title = clean_inline(_ANCHOR.sub("", m.group(2)))
+                title = heading_text(m.group(2))
                 if title:
                     return title
     return fallback
@@ -106,7 +106,7 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
         heading = _HEADING.match(line)
         if heading:
             flush()
-            level, name = len(heading.group(1)), clean_inline(_ANCHOR.sub("", heading.group(2)))
+            level, name = len(heading.group(1)), heading_text(heading.group(2))
             if level == 1 and not stack and name == title and not any(s.paragraphs for s in sections):
                 continue   # the document title itself
             while stack and stack[-1][0] >= level:
@@ -122,6 +122,27 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
     if fence is not None and code:   # an unclosed fence: keep what it held
         sections[-1].add("\n".join(code), code=True)
     return [s for s in sections if s.paragraphs]
+
+
+_EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{1,3})(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+
+
+def heading_text(raw: str) -> str:
+    """A heading as plain words: cleaned like prose (:func:`clean_inline`, anchor dropped),
+    then without emphasis markers and backticks ("The normal **FastAPI** app" → "The
+    normal FastAPI app", "`fastapi run`" → "fastapi run"). It names sections in titles and
+    is an entity (``HEADING``), so it must not carry Markdown; ``snake_case`` stays intact."""
+    text = clean_inline(_ANCHOR.sub("", raw))
+    parts = re.split(r"(`[^`\n]+`)", text)          # code spans: contents verbatim, no emphasis rule
+    out = []
+    for part in parts:
+        if part.startswith("`") and part.endswith("`") and len(part) > 1:
+            out.append(part[1:-1])
+        else:
+            for _ in range(2):                        # nested: ***a*** or **_a_**
+                part = _EMPHASIS.sub(r"\2", part)
+            out.append(part)
+    return " ".join("".join(out).split())
 
 
 def clean_inline(text: str) -> str:

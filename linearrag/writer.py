@@ -21,7 +21,7 @@ import numpy as np
 
 from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
-from .build import BuildConfig, _auto_workers, _ner_meta, make_segment, terms_wanted
+from .build import BuildConfig, _auto_workers, _ner_meta, is_documents, make_segment, terms_wanted
 from .corpus import Passage, load_corpus, passage_sources
 from .embeddings import DEFAULT_EMBEDDING_MODELS, canonical_model_name, load_encoder, resolve_device, torch_threads
 from .errors import CorpusError, IndexFormatError, ModelMismatchError
@@ -75,7 +75,8 @@ class IndexWriter:
                  "title_entities": config.title_entities, "terms": terms_wanted(config.terms, passages),
                  "merge_short_names": config.merge_short_names, "term_min_df": config.term_min_df,
                  "term_max_df": config.term_max_df, "workers": config.workers,
-                 "sentences_in_context": config.sentences_in_context}
+                 "sentences_in_context": config.sentences_in_context,
+                 "corpus": "documents" if is_documents(passages) else "records"}
         device = resolve_device(config.device)   # before any model loads
         timings["load"] = time.perf_counter() - t0
         embedding_model = canonical_model_name(config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang])

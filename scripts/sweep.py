@@ -38,6 +38,8 @@ GRID = {
     "term_fusion": ["same", "rrf"],
     "siblings": ["walk", "prior"],
     "fusion_secondary": ["bm25", "hybrid"],
+    "fusion": ["auto", "min"],
+    "rrf_weight": [0.5, 1.0, 2.0],
 }
 
 

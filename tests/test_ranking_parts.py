@@ -180,3 +180,16 @@ def test_improved_entity_reports_the_sentence_behind_its_score():
     blocked = activate_entities(M, M.T.tocsr(), lambda r: sigma[r], {0: 0.5, 3: 1.0}, delta=0.4, max_iterations=3,
                                 excluded={4})
     assert blocked.levels[4] == 0 and np.isclose(blocked.scores[1], 0.45)   # 4 never joins, so no 0.81 chain
+
+
+def test_fusion_auto_follows_the_corpus_kind():
+    from linearrag.retrieval.params import RetrievalParams
+    from linearrag.retrieval.retriever import is_document_index
+
+    assert RetrievalParams().fusion_for(documents=True) == "rrf"
+    assert RetrievalParams().fusion_for(documents=False) == "min"
+    assert RetrievalParams(fusion="min").fusion_for(documents=True) == "min"
+    assert is_document_index({"build": {"corpus": "documents", "terms": False}})
+    assert not is_document_index({"build": {"corpus": "records", "terms": True}})
+    assert is_document_index({"build": {"terms": True}})          # indexes from before build.corpus
+    assert not is_document_index({"build": {}})

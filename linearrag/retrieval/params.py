@@ -32,10 +32,16 @@ class RetrievalParams:
                     score divided by the query's best BM25 score)
     fusion          how the PageRank ranking meets the lexical one: "none" (PageRank alone),
                     "rrf" (reciprocal rank fusion with the BM25 and dense rankings, weight
-                    ``fusion_weight`` each against 1 for PageRank) or "min" (a passage's rank is
-                    the better of its PageRank rank and ``fusion_weight`` × its BM25 rank: what
-                    lexical search is sure of is never lost, the graph fills the rest)
-    fusion_weight   see ``fusion``
+                    ``rrf_weight`` each against 1 for PageRank: the walk is one voter of three),
+                    "min" (a passage's rank is the better of its PageRank rank and
+                    ``fusion_weight`` × its BM25 rank: what lexical search is sure of is never
+                    lost, the graph fills the rest) or "auto": "min" on corpora of titled records
+                    (Wikipedia-style: a question names a title, and the walk from it is strong
+                    evidence), "rrf" on documents (files: docs, notes), where names are weaker
+                    evidence than paraphrase and the walk measured as a voter, not a leader
+    fusion_weight   the factor on the BM25 rank in "min" fusion
+    rrf_weight      the weight of the BM25 and of the dense ranking (each) against 1 for the
+                    walk in "rrf" fusion (and in ``term_fusion``)
     fusion_secondary  the ranking ``min`` fusion guarantees places to: "bm25", or "hybrid" (the
                     reciprocal rank fusion of BM25 and dense, as in rrf mode)
     prior_rerank    γ ≥ 0: the PageRank score is multiplied by prior^γ before fusion (0 = off);
@@ -88,8 +94,9 @@ class RetrievalParams:
     seed_floor: float = 0.6
     hub_damping: float = 2.0
     prior: str = "hybrid"
-    fusion: str = "min"
+    fusion: str = "auto"
     fusion_weight: float = 3.0
+    rrf_weight: float = 1.0
     fusion_secondary: str = "bm25"
     prior_rerank: float = 0.0
     siblings: str = "prior"
@@ -122,8 +129,9 @@ class RetrievalParams:
             ("seed_floor", -1.0 <= self.seed_floor <= 1.0, "in [-1, 1]"),
             ("hub_damping", self.hub_damping >= 0.0, "≥ 0"),
             ("prior", self.prior in ("dense", "hybrid"), "'dense' or 'hybrid'"),
-            ("fusion", self.fusion in ("none", "rrf", "min"), "'none', 'rrf' or 'min'"),
+            ("fusion", self.fusion in ("none", "rrf", "min", "auto"), "'none', 'rrf', 'min' or 'auto'"),
             ("fusion_weight", self.fusion_weight > 0.0, "> 0"),
+            ("rrf_weight", self.rrf_weight > 0.0, "> 0"),
             ("term_fusion", self.term_fusion in ("same", "rrf"), "'same' or 'rrf'"),
             ("lowercase_linking", self.lowercase_linking in ("none", "phrases", "all"), "'none', 'phrases' or 'all'"),
             ("reset", self.reset in ("normalized", "paper"), "'normalized' or 'paper'"),
@@ -147,6 +155,12 @@ class RetrievalParams:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def fusion_for(self, documents: bool) -> str:
+        """The fusion these parameters use on an index of documents (True) or of titled records."""
+        if self.fusion != "auto":
+            return self.fusion
+        return "rrf" if documents else "min"
 
     def with_overrides(self, overrides: dict[str, object]) -> RetrievalParams:
         """Return a copy with ``overrides`` applied; values given as strings are converted."""

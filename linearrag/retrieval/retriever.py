@@ -74,6 +74,7 @@ class Retriever:
         self.entity_lookup = index.entity_lookup
         self.postings = Postings.open(index.data_dir, len(index.passage_ids))   # a damaged one fails here
         self._tokenizer = EnglishTokenizer() if index.language == "en" else None
+        self.documents = is_document_index(meta)
         # fixed samples for the similarity background (params.similarity == "calibrated")
         self.background_rows = _spread(len(index.passage_ids))
         self._background_passages = np.ascontiguousarray(index.passage_emb[self.background_rows], dtype=np.float32)
@@ -223,12 +224,12 @@ class Retriever:
                     scores = scores * np.power(np.clip(prior, 1e-6, None), params.prior_rerank)
                 if params.siblings == "prior":
                     scores = order_siblings(scores, prior, self.title_groups)
-                fusion = params.fusion
+                fusion = params.fusion_for(self.documents)
                 if params.term_fusion != "same" and all(e.how == "term" for e in query_entities if e.entity):
                     fusion = params.term_fusion   # terms alone are weak evidence: the graph is one voter
                 if fusion == "rrf":
                     scores = rrf_scores([scores, lexical, dense], params.rrf_k,
-                                        [1.0, params.fusion_weight, params.fusion_weight], [True, True, False])
+                                        [1.0, params.rrf_weight, params.rrf_weight], [True, True, False])
                 elif fusion == "min":
                     secondary = lexical if params.fusion_secondary == "bm25" else rrf_scores(
                         [lexical, dense], params.rrf_k, only_positive=[True, False])
@@ -365,6 +366,16 @@ class Retriever:
             out.append(ActivatedEntity(graph.entity_names[e], round(float(scores[i]), 6), level,
                                        sentence, passage))
         return out
+
+
+def is_document_index(meta: dict) -> bool:
+    """Whether the index holds documents (files: docs, notes) rather than titled records
+    (``build.corpus``; indexes from before it was recorded: whether terms were indexed, which
+    ``--terms auto`` decided the same way)."""
+    build = meta.get("build", {})
+    if "corpus" in build:
+        return build["corpus"] == "documents"
+    return bool(build.get("terms", False))
 
 
 def _activation_of(activation, entities: np.ndarray):

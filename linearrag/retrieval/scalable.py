@@ -200,7 +200,7 @@ class ScalablePath:
         rows = np.union1d(pushed.passages.rows[best], base)
         scores = lookup_sorted(pushed.passages.rows, pushed.passages.values, rows, 0.0)
         term_only = params.term_fusion != "same" and all(e.how == "term" for e in query_entities if e.entity)
-        fusion = params.term_fusion if term_only else params.fusion
+        fusion = params.term_fusion if term_only else params.fusion_for(self.r.documents)
         needs_dense = params.prior_rerank > 0 or fusion == "rrf" or (
             fusion == "min" and params.fusion_secondary == "hybrid")
         cos = self.cosines(rows, q) if needs_dense else None
@@ -212,8 +212,8 @@ class ScalablePath:
                                                                             if cos is None else cos[sub], params))
         if fusion == "rrf":
             fused = (1.0 / (params.rrf_k + positive_ranks(rows, scores))
-                     + params.fusion_weight / (params.rrf_k + ev.lex_rank(rows))
-                     + params.fusion_weight / (params.rrf_k + ev.dense_rank(rows, cos)))
+                     + params.rrf_weight / (params.rrf_k + ev.lex_rank(rows))
+                     + params.rrf_weight / (params.rrf_k + ev.dense_rank(rows, cos)))
             scores = fused
         elif fusion == "min":
             r1 = positive_ranks(rows, scores)
