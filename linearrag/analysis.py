@@ -129,8 +129,10 @@ class Analyzer:
             phrases = _japanese_noun_phrases(doc)
             spans = _drop_latin_fragments(_add_person_names(doc, spans), phrases) + phrases
             result.tokens = [t.norm_ for t in doc if _is_content_token(t)]
-        elif self.with_terms and terms:
-            spans = spans + english_terms(doc, spans)
+        else:
+            if self.with_terms and terms:
+                spans = spans + english_terms(doc, spans)
+            spans = [trimmed for span in spans if (trimmed := _trim_unbalanced(span)) is not None]
         spans.sort(key=lambda s: s.start)
         english: list[int] = []   # sentences of a Japanese text written in English
         i = 0
@@ -270,6 +272,35 @@ def _has_latin_letter(text: str) -> bool:
 
 def _is_latin_word(tok) -> bool:
     return _has_latin_letter(tok.text)
+
+
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = {c: o for o, c in _OPENERS.items()}
+
+
+def _first_unmatched(text: str) -> int | None:
+    """Index of the first bracket in ``text`` that nothing in it closes (or opens)."""
+    stack: list[int] = []
+    for i, ch in enumerate(text):
+        if ch in _OPENERS:
+            stack.append(i)
+        elif ch in _CLOSERS:
+            if not stack or text[stack[-1]] != _CLOSERS[ch]:
+                return i
+            stack.pop()
+    return stack[0] if stack else None
+
+
+def _trim_unbalanced(span):
+    """A span the tokenizer cut inside a bracket ("Depends(checker" of ``Depends(checker)``,
+    "Optional[SomeType") ends before that bracket ("Depends"); None when nothing is left."""
+    cut = _first_unmatched(span.text)
+    if cut is None:
+        return span
+    trimmed = span.doc.char_span(span.start_char, span.start_char + cut, label=span.label_, alignment_mode="contract")
+    if trimmed is None or not trimmed.text.strip() or _first_unmatched(trimmed.text) is not None:
+        return None
+    return trimmed
 
 
 HEADING_SEPARATOR_CHAR = "›"   # between the headings of a title line ("Page › Section")

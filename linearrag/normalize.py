@@ -49,63 +49,10 @@ def normalize_entity(text: str) -> str:
     text = " ".join(text.split())
     text = _ARTICLE.sub("", text)
     text = _POSSESSIVE.sub("", text)
-    text = _strip_edges(text).casefold()
+    text = _EDGE_PUNCT.sub("", text).casefold()
     if any("\u30A0" <= ch <= "\u30FF" for ch in text):
         text = _TRAILING_CHOON.sub("", text.translate(_SMALL_KANA))
     return text
-
-
-_PAIRS = {"(": ")", "[": "]", "{": "}"}
-_QUOTES = "\"'"
-
-
-def _balanced(text: str) -> bool:
-    depth = {o: 0 for o in _PAIRS}
-    closers = {c: o for o, c in _PAIRS.items()}
-    for ch in text:
-        if ch in depth:
-            depth[ch] += 1
-        elif ch in closers:
-            depth[closers[ch]] -= 1
-            if depth[closers[ch]] < 0:
-                return False
-    return all(v == 0 for v in depth.values()) and all(text.count(q) % 2 == 0 for q in _QUOTES)
-
-
-def _strip_edges(text: str) -> str:
-    """Punctuation at both ends removed, except closing brackets and quotes that the rest
-    needs: ``Depends(checker)`` keeps its ``)`` (stripping it left ``Depends(checker``),
-    ``Optional[str]`` its ``]``; ``"Lothair II",`` still loses both quotes and the comma."""
-    stripped = _EDGE_PUNCT.sub("", text)
-    if not stripped or _balanced(stripped):
-        return stripped
-    start = text.find(stripped)
-    tail = text[start + len(stripped):]
-    for i in range(1, len(tail) + 1):
-        if _balanced(stripped + tail[:i]):
-            return stripped + tail[:i]
-    # a span cut inside a bracket ("Depends(checker" from a tokenizer): the name before it
-    cut = _first_unbalanced(stripped)
-    return _EDGE_PUNCT.sub("", stripped[:cut]) if cut is not None else stripped
-
-
-def _first_unbalanced(text: str) -> int | None:
-    """Index of the first bracket or quote that nothing in ``text`` closes (or opens)."""
-    closers = {c: o for o, c in _PAIRS.items()}
-    stack: list[int] = []
-    for i, ch in enumerate(text):
-        if ch in _PAIRS:
-            stack.append(i)
-        elif ch in closers:
-            if not stack or text[stack[-1]] != closers[ch]:
-                return i
-            stack.pop()
-    if stack:
-        return stack[0]
-    for q in _QUOTES:
-        if text.count(q) % 2:
-            return text.rfind(q)
-    return None
 
 
 def is_usable_entity(key: str) -> bool:

@@ -51,14 +51,3 @@ def test_detect_language():
         detect_language(["이것은 한국어 문장입니다."])
     with pytest.raises(CorpusError, match="no letters"):
         detect_language(["12345 !!!"])
-
-
-def test_edge_punctuation_keeps_the_brackets_a_key_needs():
-    assert normalize_entity("`Depends(checker)`") == "depends(checker)"
-    assert normalize_entity("Optional[str],") == "optional[str]"
-    assert normalize_entity('Depends(scope="function")') == 'depends(scope="function")'
-    assert normalize_entity('"Lothair II",') == "lothair ii"          # quotes around a name still go
-    assert normalize_entity("(foo)") == "foo"
-    # a span cut inside a bracket by the tokenizer keeps the name before it
-    assert normalize_entity("Depends(checker") == "depends"
-    assert normalize_entity("Optional[SomeType") == "optional"
