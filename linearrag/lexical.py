@@ -173,7 +173,14 @@ class Postings:
                     skipped.add(i)
         hits.skipped = len(skipped)
         rest = sum(bound[i] for i in skipped)
-        rows = self._candidates([i for i in lists if i not in skipped], count, lists, (floor - rest) * (1 - 1e-6))
+        rows, partial = self._candidates([i for i in lists if i not in skipped], count, lists,
+                                         (floor - rest) * (1 - 1e-6))
+        if rows.size > k:
+            # ``partial`` (the essential tokens' sum) is at most a rounding under a row's score
+            # and ``rest`` over it: only rows whose best case reaches the k-th worst case can be
+            # in the top k, and only they are scored exactly
+            kth = float(np.partition(partial, rows.size - k)[rows.size - k])
+            rows = rows[partial + rest >= kth * (1 - 1e-5)]
         scores = hits.score(rows)
         order = np.argpartition(-scores, k - 1)[:k] if scores.size > k else np.arange(scores.size)
         kth = scores[order].min() if order.size else 0.0
@@ -182,9 +189,13 @@ class Postings:
         hits.top_rows, hits.top_scores = rows[order], scores[order]
         return hits
 
-    def _candidates(self, essential: list[int], count: dict[int, int], lists, need: float) -> np.ndarray:
+    def _candidates(self, essential: list[int], count: dict[int, int], lists,
+                    need: float) -> tuple[np.ndarray, np.ndarray]:
         """Sorted passages of the ``essential`` tokens whose score from those tokens reaches
-        ``need`` (what they must bring for the skipped tokens' best to reach the floor)."""
+        ``need`` (what they must bring for the skipped tokens' best to reach the floor), and
+        that partial score (summed in another order than bm25s sums: equal up to rounding)."""
+        if not essential:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         scratch = self._scratch
         if scratch is None or not scratch.lock.acquire(blocking=False):
             scratch, owned = _ScoreScratch(self.n_docs), None
@@ -195,16 +206,15 @@ class Postings:
             for i in essential:
                 docs, vals = lists[i]
                 acc[docs] += vals * count[i] if count[i] > 1 else vals
-            keep = []
-            for i in essential:
-                docs = lists[i][0]
-                keep.append(docs[acc[docs] >= need])
-            for i in essential:
-                acc[lists[i][0]] = 0.0
-            return np.unique(np.concatenate(keep)).astype(np.int64) if keep else np.zeros(0, dtype=np.int64)
+            docs = np.concatenate([lists[i][0] for i in essential])
+            partial = acc[docs]
+            acc[docs] = 0.0
         finally:
             if owned is not None:
                 owned.lock.release()
+        keep = partial >= need
+        rows, first = np.unique(docs[keep], return_index=True)
+        return rows.astype(np.int64), partial[keep][first]
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         """BM25 score of every passage (float32 [P]); zeros where no query token occurs."""
