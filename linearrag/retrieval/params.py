@@ -110,7 +110,7 @@ class RetrievalParams:
     search: str = "auto"
     candidates: int = 300
     hub_fanout: int = 2000
-    ppr_epsilon: float = 1e-7
+    ppr_epsilon: float = 1e-5
     ppr_iterations: int = 100
     ppr_tol: float = 1e-7
     rrf_k: int = 60
