@@ -40,6 +40,8 @@ ABLATIONS = {
     "lowercase n-grams: all": {"lowercase_linking": "all"},
     "terms-only queries fused like the others": {"term_fusion": "same"},
     "defaults before issue 17 (same index)": {"lowercase_linking": "phrases", "siblings": "walk"},
+    "min fusion on documents too": {"fusion": "min"},
+    "ann path (search=ann)": {"search": "ann"},
 }
 # Columns per question layout: benchmark gold passages, or docs-layout facts.
 GOLD = (("R@1", "recall@1"), ("R@2", "recall@2"), ("R@5", "recall@5"), ("R@10", "recall@10"),
