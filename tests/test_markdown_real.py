@@ -39,6 +39,10 @@ a name to `cargo test`; only tests whose names contain it run.
 Each value has an owner, and there can only be one owner at a time. When the owner goes out of scope,
 the value is dropped and its memory is returned. [[Borrowing|Borrowing]] lets code use a value without owning it.
 """,
+}
+
+# Headings with emphasis and code, and identifiers with brackets (only this module's index).
+CODE_PAGES = {
     "advanced/checkers.md": """# Advanced **Dependencies**
 
 A checker is a class whose instances are callable, so FastAPI can call them like functions.
@@ -60,7 +64,7 @@ def docs_index(tmp_path_factory):
     from linearrag import build_index
 
     root = tmp_path_factory.mktemp("docs")
-    for rel, text in PAGES.items():
+    for rel, text in {**PAGES, **CODE_PAGES}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     out = tmp_path_factory.mktemp("idx") / "docs"
