@@ -220,8 +220,8 @@ def _load(path: Path, mmap: bool) -> Index:
                                    f"the index is damaged, rebuild it (linearrag check {path})")
     try:
         cols = {name: read_strings(data, name) for name in _STRINGS}
-        arrays = {name: load_array(data / f"{name}.npy", mmap=mmap) for name in _ARRAYS}
-        embs = [load_array(data / f"{name}.npy", mmap=mmap) for name in _EMBEDDINGS]
+        arrays = {name: load_array(data / f"{name}.npy", mmap=mmap, random_access=True) for name in _ARRAYS}
+        embs = [load_array(data / f"{name}.npy", mmap=mmap, random_access=True) for name in _EMBEDDINGS]
         counts = meta.get("counts", {})
         n_p, n_s, n_e = counts.get("passages"), counts.get("sentences"), counts.get("entities")
         lookup = KeyTable.open(data, "entity_keys", cols["entity_keys"])
