@@ -137,6 +137,27 @@ def dequantize(scales: np.ndarray, codes: np.ndarray, columns: int) -> np.ndarra
     return values.reshape(-1, columns)
 
 
+def int8_supported() -> bool:
+    """True where torch has an x86 int8 matrix engine (fbgemm): int8 query encoding."""
+    import torch
+
+    return any(e in torch.backends.quantized.supported_engines for e in ("x86", "fbgemm"))
+
+
+def _pack_int8(weight, bias):
+    """[in, out] float32 weight + bias → fbgemm's prepacked int8 form (one scale per output)."""
+    import warnings
+
+    import torch
+
+    w = weight.T.contiguous().float()
+    scales = (w.abs().amax(dim=1).clamp_min(1e-8) / 127).double()
+    with warnings.catch_warnings():   # quantised tensor constructors are marked deprecated
+        warnings.simplefilter("ignore")
+        qw = torch.quantize_per_channel(w, scales, torch.zeros(len(scales), dtype=torch.long), 0, torch.qint8)
+        return torch.ops.quantized.linear_prepack(qw, bias.float())
+
+
 class E5Tokenizer:
     """XLM-RoBERTa SentencePiece-unigram tokenisation with offsets into the caller's text."""
 
@@ -207,8 +228,10 @@ class E5Encoder:
         self.name, self.version, self.path = E5_SMALL, version, str(path)
         if precision == "auto":
             precision = "bf16" if bf16_supported() else "fp32"
-        if precision not in ("fp32", "bf16"):
-            raise ModelMismatchError(f"unknown embedding precision {precision!r}; use fp32, bf16 or auto")
+        if precision not in ("fp32", "bf16", "int8"):
+            raise ModelMismatchError(f"unknown embedding precision {precision!r}; use fp32, bf16, int8 or auto")
+        if precision == "int8" and not int8_supported():
+            precision = "fp32"
         self.precision = precision
         config, vocab, t = read_packed_model(path)
         missing = [n for n in ("emb.word", "emb.pos", "emb.type", "emb.ln.w", "emb.ln.b",
@@ -229,6 +252,9 @@ class E5Encoder:
         def mat(name, columns):   # stored [out, in] → [in, out] for x @ W
             return torch.from_numpy(dequantize(*t[name], columns)).T.contiguous().to(dt)
 
+        def int8(weight, bias):   # [in, out] float32 → a prepacked int8 matrix (one scale per output)
+            return (_pack_int8(weight, bias), None) if precision == "int8" else (weight, bias)
+
         self._word_scales, self._word_codes = t["emb.word"]
         self.position = vec("emb.pos").reshape(-1, d)
         self.token_type = vec("emb.type").reshape(-1, d)[0]
@@ -238,10 +264,11 @@ class E5Encoder:
             p = f"l{i}."
             qkv = torch.cat([mat(p + n, d) for n in ("q.w", "k.w", "v.w")], dim=1)
             self.layers.append((
-                qkv, torch.cat([vec(p + n) for n in ("q.b", "k.b", "v.b")]).to(dt),
-                mat(p + "ao.w", d), vec(p + "ao.b").to(dt), (vec(p + "aln.w"), vec(p + "aln.b")),
-                mat(p + "fi.w", d), vec(p + "fi.b").to(dt),
-                mat(p + "fo.w", config["ffn"]), vec(p + "fo.b").to(dt), (vec(p + "oln.w"), vec(p + "oln.b")),
+                *int8(qkv, torch.cat([vec(p + n) for n in ("q.b", "k.b", "v.b")]).to(dt)),
+                *int8(mat(p + "ao.w", d), vec(p + "ao.b").to(dt)), (vec(p + "aln.w"), vec(p + "aln.b")),
+                *int8(mat(p + "fi.w", d), vec(p + "fi.b").to(dt)),
+                *int8(mat(p + "fo.w", config["ffn"]), vec(p + "fo.b").to(dt)),
+                (vec(p + "oln.w"), vec(p + "oln.b")),
             ))
 
     # ---- the network ----------------------------------------------------------------------
@@ -268,6 +295,9 @@ class E5Encoder:
             mask = torch.zeros(pad.shape, dtype=dt).masked_fill(pad, float("-inf"))
 
         def dense(x, weight, bias):   # in the matrices' precision; bias and residual adds promote to float32
+            if bias is None:   # int8: activations quantised per call (7-bit: no saturation on AVX2)
+                flat = torch.ops.quantized.linear_dynamic(x.reshape(-1, x.shape[-1]).contiguous(), weight, True)
+                return flat.reshape(*x.shape[:-1], -1)
             return torch.addmm(bias, x.reshape(-1, x.shape[-1]).to(dt), weight).reshape(*x.shape[:-1], -1)
 
         x = self._words(ids) + self.position[:n] + self.token_type

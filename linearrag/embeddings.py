@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .e5 import E5_SMALL
-from .errors import ModelMismatchError
+from .errors import ModelMismatchError, ParameterError
 
 log = logging.getLogger(__name__)
 
@@ -270,13 +270,37 @@ def encode_names(encoder, names: list[str], batch_size: int) -> np.ndarray:
     return out
 
 
-def load_query_encoder(name: str, precision: str = "auto", threads: int | None = None):
+QUERY_PRECISIONS = ("auto", "index", "int8")
+
+
+def query_precision_default() -> str:
+    """``LINEARRAG_QUERY_PRECISION`` if set (auto, index or int8), else "auto"."""
+    value = os.environ.get("LINEARRAG_QUERY_PRECISION", "").strip() or "auto"
+    if value not in QUERY_PRECISIONS:
+        raise ParameterError(f"LINEARRAG_QUERY_PRECISION={value!r}; use one of {', '.join(QUERY_PRECISIONS)}")
+    return value
+
+
+def load_query_encoder(name: str, precision: str = "auto", threads: int | None = None,
+                       query_precision: str = "auto"):
     """The encoder for queries: the light BERT encoder where the model allows it (no
     transformers / sentence-transformers import), else :func:`load_encoder`'s. ``precision``
-    is the index's: bf16 is used only where this CPU runs it natively."""
+    is the index's: bf16 is used only where this CPU runs it natively.
+
+    ``query_precision``: "index" encodes queries in the index's precision; "int8" (e5 only)
+    runs the layer matrices as int8 (fbgemm, per-row weight scales, activations quantised per
+    call): half the time of fp32 on a CPU without bf16, quality within noise (docs/embedders.md);
+    "auto" is int8 for e5 where torch has the x86 int8 engine, else "index"."""
     from .query_encoder import BertQueryEncoder
 
+    if query_precision not in QUERY_PRECISIONS:
+        raise ParameterError(f"unknown query precision {query_precision!r}; use one of {', '.join(QUERY_PRECISIONS)}")
     name = canonical_model_name(name)
+    if name == E5_SMALL and query_precision in ("auto", "int8"):
+        from .e5 import E5Encoder, int8_supported
+
+        if int8_supported():
+            return E5Encoder(precision="int8", threads=threads)
     if name in (USE_MULTILINGUAL, E5_SMALL):
         return load_encoder(name, precision, threads)
     path, version = _resolve(name)

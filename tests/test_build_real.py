@@ -89,3 +89,18 @@ def test_unknown_spacy_model_is_a_clear_error(tmp_path):
     proc = _run("scripts/build_graph.py", "--input", str(EXAMPLES / "team-notes" / "notes"), "--output", str(tmp_path / "i"),
                 "--spacy-model", "no_such_model", "--quiet")
     assert proc.returncode == 2 and "no_such_model" in proc.stderr and "not installed" in proc.stderr
+
+
+def test_unused_tok2vec_is_disabled_and_entities_are_unchanged():
+    """The English model's senter and ner embed their own tok2vec: without the tagger (no
+    terms) the shared tok2vec has no listener and is switched off; entities stay the same."""
+    from linearrag.analysis import Analyzer
+
+    plain, tagged = Analyzer("en", terms=False), Analyzer("en", terms=True)
+    assert "tok2vec" not in plain.nlp.pipe_names and "ner" in plain.nlp.pipe_names
+    assert "tok2vec" in tagged.nlp.pipe_names and "tagger" in tagged.nlp.pipe_names
+    texts = [line["text"] for line in map(json.loads, (EXAMPLES / "2wiki-sample" / "corpus.jsonl").open())][:40]
+    ents = [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in plain.nlp.pipe(texts)]
+    with tagged.nlp.select_pipes(enable=["tok2vec", "senter", "ner"]):
+        ref = [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in tagged.nlp.pipe(texts)]
+    assert ents == ref and sum(map(len, ents)) > 40

@@ -116,3 +116,39 @@ def test_an_e5_index_builds_and_answers(tmp_path):
         ids = [p.id for p in result.passages[:5]]
         hits += any(g in ids for g in q["gold_ids"])
     assert hits >= 14
+
+
+def test_int8_query_encoding_is_close_to_fp32_and_chosen_by_default():
+    """Queries run the layer matrices in int8 where torch has the x86 engine: close to fp32
+    (not equal: activations are rounded to 7 bits per call), unit vectors, same ranking of
+    passages for a clear case; "index" keeps the index's precision."""
+    from linearrag.e5 import int8_supported
+
+    if not int8_supported():
+        pytest.skip("torch has no x86 int8 engine here")
+    fp32, int8 = E5Encoder(precision="fp32"), E5Encoder(precision="int8")
+    assert int8.precision == "int8"
+    queries = [TEXTS[0], TEXTS[1], "how do I declare an optional query parameter"]
+    a, b = fp32.encode(queries, role="query"), int8.encode(queries, role="query")
+    cos = np.sum(a * b, axis=1)
+    assert np.all(cos > 0.97) and np.all(cos < 1 - 1e-6)
+    assert np.allclose(np.linalg.norm(b, axis=1), 1, atol=1e-5)
+    passages = fp32.encode(["Beatrice I, Countess of Burgundy, married Frederick Barbarossa, a German emperor.",
+                            "東京タワーは東京都港区芝公園にある電波塔である。",
+                            "Query parameters that are not part of the path are optional when given a default."])
+    assert list(np.argmax(b @ passages.T, axis=1)) == list(np.argmax(a @ passages.T, axis=1)) == [0, 1, 2]
+    assert load_query_encoder("e5-small", "fp32").precision == "int8"
+    assert load_query_encoder("e5-small", "fp32", query_precision="index").precision == "fp32"
+
+
+def test_query_precision_setting_is_checked(monkeypatch):
+    from linearrag.embeddings import query_precision_default
+    from linearrag.errors import ParameterError
+
+    monkeypatch.setenv("LINEARRAG_QUERY_PRECISION", "index")
+    assert query_precision_default() == "index"
+    monkeypatch.setenv("LINEARRAG_QUERY_PRECISION", "fp16")
+    with pytest.raises(ParameterError, match="LINEARRAG_QUERY_PRECISION"):
+        query_precision_default()
+    with pytest.raises(ParameterError, match="unknown query precision"):
+        load_query_encoder("e5-small", "fp32", query_precision="int4")

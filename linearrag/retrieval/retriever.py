@@ -15,7 +15,7 @@ import numpy as np
 
 from ..aliases import Aliases, check_unchanged
 from ..analysis import Analyzer, Mention, NameCandidate
-from ..embeddings import Encoder, load_query_encoder
+from ..embeddings import Encoder, load_query_encoder, query_precision_default
 from ..errors import ModelMismatchError, ParameterError
 from ..language import query_language_warning
 from ..lexical import EnglishTokenizer, Postings
@@ -57,7 +57,7 @@ class Retriever:
 
     def __init__(self, index: Index, params: RetrievalParams | None = None,
                  analyzer: Analyzer | None = None, encoder: Encoder | None = None, threads: int | None = 1,
-                 warm: bool = True):
+                 warm: bool = True, query_precision: str | None = None):
         self.index = index
         self.params = params or RetrievalParams()
         meta = index.meta
@@ -65,8 +65,10 @@ class Retriever:
         # query time, and without terms no lowercase single word can name an entity anyway.
         self.analyzer = analyzer or Analyzer(meta["language"], meta["ner"]["model"],
                                              terms=bool(meta.get("build", {}).get("terms", False)))
+        # query_precision (None: $LINEARRAG_QUERY_PRECISION or "auto"): see load_query_encoder
         self.encoder = encoder or load_query_encoder(
-            meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"), threads=threads)
+            meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"), threads=threads,
+            query_precision=query_precision or query_precision_default())
         _check_models(index, self.analyzer, self.encoder)
         self.aliases = Aliases.from_meta(meta.get("aliases"))
         check_unchanged(self.aliases, index.path)
