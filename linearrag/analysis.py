@@ -342,29 +342,42 @@ def _candidate_ngrams(doc, lang: str) -> list[NameCandidate]:
     """
     out = []
     n = len(doc)
+    english = lang == "en"
+    # token attributes read once (a Span per n-gram costs more than the test itself)
+    toks = list(doc)
+    edge_ok = [not (t.is_punct or t.is_space) for t in toks]
+    stop = [t.is_stop for t in toks]
+    upper = [t.text[:1].isupper() for t in toks]
+    noun = [t.pos_ in ("NOUN", "PROPN") for t in toks]
+    starts = [t.idx for t in toks]
+    ends = [t.idx + len(t.text) for t in toks]
+    text = doc.text
     for i in range(n):
+        if not edge_ok[i]:
+            continue
+        named = has_noun = False
         for j in range(i + 1, min(n, i + MAX_NGRAM) + 1):
-            span = doc[i:j]
-            first, last = doc[i], doc[j - 1]
-            if first.is_punct or last.is_punct or first.is_space or last.is_space:
+            last = j - 1
+            named = named or upper[last]
+            has_noun = has_noun or noun[last]
+            if not edge_ok[last]:
                 continue
-            if lang == "en":
+            if english:
                 # Names are capitalised; a lowercase n-gram may still name a term ("path
                 # parameter"), but never starts or ends on a stop word ("the film").
-                named = any(t.text[:1].isupper() for t in span)
-                if not named and (first.is_stop or last.is_stop or (
-                        j - i == 1 and first.tag_ not in _NOUN_TAGS and not looks_like_code(first.text))):
+                if not named and (stop[i] or stop[last] or (
+                        j - i == 1 and toks[i].tag_ not in _NOUN_TAGS and not looks_like_code(toks[i].text))):
                     continue   # a lowercase verb or adjective alone ("set", "run") is no name
-                if first.is_stop and j - i == 1:
+                if stop[i] and j - i == 1:
                     continue
-            elif not any(t.pos_ in ("NOUN", "PROPN") for t in span):
+            elif not has_noun:
                 continue
-            key = normalize_entity(span.text)
+            surface = text[starts[i]:ends[last]]
+            key = normalize_entity(surface)
             if is_usable_entity(key) and not _is_hiragana(key):
-                named = lang != "en" or any(t.text[:1].isupper() for t in span)
-                out.append(NameCandidate(key, span.text, span.start_char, span.end_char, named))
-                if lang == "en" and singular_key(key) != key:
-                    out.append(NameCandidate(singular_key(key), span.text, span.start_char, span.end_char, named))
+                out.append(NameCandidate(key, surface, starts[i], ends[last], named or not english))
+                if english and singular_key(key) != key:
+                    out.append(NameCandidate(singular_key(key), surface, starts[i], ends[last], named))
     return out
 
 

@@ -177,6 +177,27 @@ class KeyTable(Mapping):
             return False
         return True
 
+    def resolve(self, keys: Iterable[str]) -> dict[str, int]:
+        """key → row for those of ``keys`` in the table: one vectorised binary search, and a
+        string comparison only where a hash matches (a query's ~100 n-grams in one go)."""
+        keys = [k for k in dict.fromkeys(keys) if isinstance(k, str)]
+        if not keys or not len(self._hashes):
+            return {}
+        hashes = np.fromiter((key_hash(k) for k in keys), dtype=np.uint64, count=len(keys))
+        at = np.searchsorted(self._hashes, hashes)
+        hit = at < len(self._hashes)
+        hit[hit] = self._hashes[at[hit]] == hashes[hit]
+        out: dict[str, int] = {}
+        for k in np.flatnonzero(hit).tolist():
+            i, h = int(at[k]), hashes[k]
+            while i < len(self._hashes) and self._hashes[i] == h:   # equal hashes: check the key
+                row = int(self._rows[i])
+                if self._keys[row] == keys[k]:
+                    out[keys[k]] = row
+                    break
+                i += 1
+        return out
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
 

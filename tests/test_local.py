@@ -165,3 +165,21 @@ def test_key_table_finds_every_key_and_nothing_else(tmp_path):
     assert all(table[k] == i for i, k in enumerate(keys))
     assert "entity 500" not in table and table.get("nope") is None and 3 not in table
     assert len(table) == len(keys)
+
+
+def test_key_table_resolves_many_keys_at_once_like_one_by_one(tmp_path, monkeypatch):
+    import linearrag.files as files
+
+    keys = [f"entity {i}" for i in range(500)] + ["", "東京", "x" * 300]
+    write_strings(tmp_path, "keys", keys)
+    write_key_table(tmp_path, "keys", keys)
+    table = KeyTable.open(tmp_path, "keys", read_strings(tmp_path, "keys"))
+    asked = ["entity 7", "nope", "東京", "entity 7", "entity 499", "", "entity 500", 3]
+    assert table.resolve(asked) == {"entity 7": 7, "東京": 501, "entity 499": 499, "": 500}
+    assert table.resolve([]) == {}
+    # keys whose hashes collide are told apart by the key itself
+    monkeypatch.setattr(files, "key_hash", lambda k: 42 if k.startswith("entity") else 7)
+    write_key_table(tmp_path, "collide", keys)
+    collide = KeyTable.open(tmp_path, "collide", read_strings(tmp_path, "keys"))
+    assert collide.resolve(["entity 3", "entity 250", "entity 999"]) == {"entity 3": 3, "entity 250": 250}
+    assert collide["entity 250"] == 250

@@ -60,6 +60,8 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
         mentions = [replace(m, key=aliases.get(m.key, m.key)) for m in mentions]
     seeds: dict[int, float] = {}
     linked: list[QueryEntity] = []
+    if hasattr(lookup, "resolve"):   # a key table: every key of the query resolved in one search
+        lookup = lookup.resolve([c.key for c in ngrams] + [m.key for m in mentions])
     if lowercase != "all":
         ngrams = [c for c in ngrams if c.named or (lowercase == "phrases" and (
             " " in c.surface.strip() or looks_like_code(c.surface)))]
