@@ -152,3 +152,26 @@ def test_query_precision_setting_is_checked(monkeypatch):
         query_precision_default()
     with pytest.raises(ParameterError, match="unknown query precision"):
         load_query_encoder("e5-small", "fp32", query_precision="int4")
+
+
+def test_int8_query_vectors_do_not_depend_on_other_queries(tmp_path):
+    """The retriever encodes each query (with its mentions) in its own call: a batch of
+    queries gives every query the vectors it gets alone, in int8 too."""
+    from linearrag import Retriever, build_index
+    from linearrag.build import BuildConfig
+    from linearrag.e5 import int8_supported
+
+    from .conftest import EXAMPLES
+
+    if not int8_supported():
+        pytest.skip("torch has no x86 int8 engine here")
+    out = tmp_path / "idx"
+    build_index(EXAMPLES / "2wiki-sample" / "corpus.jsonl", out, BuildConfig(embedding_model="e5-small"))
+    retriever = Retriever.from_path(out, query_precision="int8")
+    assert retriever.encoder.precision == "int8"
+    qs = ["Who directed the film West of Shanghai?", "What nationality is Beatrice I, Countess of Burgundy's husband?",
+          "where was the director of the film Gentlemen Marry Brunettes born"]
+    together = retriever.analyze_queries(qs)
+    for q, a in zip(qs, together):
+        alone = retriever.analyze_queries([q])[0]
+        assert np.array_equal(a.vector, alone.vector) and np.array_equal(a.mention_vectors, alone.mention_vectors)

@@ -126,9 +126,11 @@ class Retriever:
         return params.search == "ann" or (params.search == "auto" and len(self.index.passage_ids) >= ANN_MIN_PASSAGES)
 
     @classmethod
-    def from_path(cls, path: str | Path, params: RetrievalParams | None = None, threads: int | None = 1) -> Retriever:
-        """Load the index at ``path`` and its models. ``threads``: torch threads (None = torch's default)."""
-        return cls(load_index(path), params, threads=threads)
+    def from_path(cls, path: str | Path, params: RetrievalParams | None = None, threads: int | None = 1,
+                  query_precision: str | None = None) -> Retriever:
+        """Load the index at ``path`` and its models. ``threads``: torch threads (None = torch's
+        default); ``query_precision``: see ``embeddings.load_query_encoder``."""
+        return cls(load_index(path), params, threads=threads, query_precision=query_precision)
 
     # ---- public API -------------------------------------------------------------------
     def query(self, text: str, params: RetrievalParams | None = None) -> QueryResult:
@@ -158,21 +160,23 @@ class Retriever:
             tokens = [d.tokens for d in docs]
             t_tok = t_ner
         t0 = time.perf_counter()
-        to_encode = list(texts)
-        for ms in mentions:
-            to_encode.extend(m.surface for m in ms if m.key not in self.entity_lookup)
-        vectors = self.encoder.encode(to_encode, role="query")   # mentions too: names are embedded as queries
+        # One encoder call per query, with its mentions (names are embedded as queries): in int8
+        # the texts of one call share activation scales, so a query must not meet other queries.
+        encoded = []
+        for text, ms in zip(texts, mentions):
+            encoded.append(self.encoder.encode([text, *(m.surface for m in ms if m.key not in self.entity_lookup)],
+                                               role="query"))
         t_enc = (time.perf_counter() - t0) * 1000 / len(texts)
         out = []
-        cursor = len(texts)
         for i, text in enumerate(texts):
             mv = np.zeros((len(mentions[i]), self.encoder.dim), dtype=np.float32)
+            cursor = 1
             for j, m in enumerate(mentions[i]):
                 if m.key not in self.entity_lookup:
-                    mv[j] = vectors[cursor]
+                    mv[j] = encoded[i][cursor]
                     cursor += 1
             warning = query_language_warning(text, self.index.language)
-            out.append(AnalyzedQuery(text, mentions[i], tokens[i], vectors[i], mv,
+            out.append(AnalyzedQuery(text, mentions[i], tokens[i], encoded[i][0], mv,
                                      {"ner": t_ner, "tokens": t_tok, "encode": t_enc}, docs[i].ngrams,
                                      [warning] if warning else []))
         return out
