@@ -24,8 +24,8 @@ product's input to 7 bits on the fly: the 12 layers' weights shrink from 85 MB t
 then fit in the L3 cache), a query encodes in about half the fp32 time on an AVX2 CPU, at
 cosine ≈ 0.988 to fp32 (docs/method.md, "Query precision", has the retrieval figures). The
 activation scales are per product, so in int8 the texts of one ``encode`` call (padding
-included) influence each other's vectors slightly: the retriever encodes each query, with its
-own mentions, in a call of its own.
+included) influence each other's vectors slightly (``texts_independent`` is False): the
+retriever then encodes each query, with its own mentions, in a call of its own.
 """
 
 from __future__ import annotations
@@ -253,6 +253,8 @@ class E5Encoder:
         if precision == "int8" and not int8_supported():
             precision = "fp32"
         self.precision = precision
+        # int8 quantises each product's input as a whole: texts of one call influence each other
+        self.texts_independent = precision != "int8"
         config, vocab, t = read_packed_model(path)
         missing = [n for n in ("emb.word", "emb.pos", "emb.type", "emb.ln.w", "emb.ln.b",
                                *(f"l{config['layers'] - 1}.{k}" for k in ("q.w", "fo.w", "oln.b")))

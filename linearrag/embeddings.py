@@ -273,8 +273,13 @@ def encode_names(encoder, names: list[str], batch_size: int) -> np.ndarray:
 QUERY_PRECISIONS = ("auto", "index", "int8")
 
 
-def query_precision_default() -> str:
-    """``LINEARRAG_QUERY_PRECISION`` if set (auto, index or int8), else "auto"."""
+def query_precision_default(value: str | None = None) -> str:
+    """``value`` if given, else ``LINEARRAG_QUERY_PRECISION`` if set, else "auto"; checked
+    (auto, index or int8), so that a bad setting fails before any model loads."""
+    if value is not None:
+        if value not in QUERY_PRECISIONS:
+            raise ParameterError(f"unknown query precision {value!r}; use one of {', '.join(QUERY_PRECISIONS)}")
+        return value
     value = os.environ.get("LINEARRAG_QUERY_PRECISION", "").strip() or "auto"
     if value not in QUERY_PRECISIONS:
         raise ParameterError(f"LINEARRAG_QUERY_PRECISION={value!r}; use one of {', '.join(QUERY_PRECISIONS)}")
@@ -293,8 +298,7 @@ def load_query_encoder(name: str, precision: str = "auto", threads: int | None =
     "auto" is int8 for e5 where torch has the x86 int8 engine, else "index"."""
     from .query_encoder import BertQueryEncoder
 
-    if query_precision not in QUERY_PRECISIONS:
-        raise ParameterError(f"unknown query precision {query_precision!r}; use one of {', '.join(QUERY_PRECISIONS)}")
+    query_precision_default(query_precision)   # checked
     name = canonical_model_name(name)
     if name == E5_SMALL and query_precision in ("auto", "int8"):
         from .e5 import E5Encoder, int8_supported

@@ -162,13 +162,19 @@ class KeyTable(Mapping):
         if not isinstance(key, str):
             raise KeyError(key)
         h = np.uint64(key_hash(key))
-        i = int(np.searchsorted(self._hashes, h))
+        row = self._row_from(int(np.searchsorted(self._hashes, h)), h, key)
+        if row is None:
+            raise KeyError(key)
+        return row
+
+    def _row_from(self, i: int, h, key: str) -> int | None:
+        """The row of ``key`` among the equal hashes ``h`` from sorted position ``i`` on."""
         while i < len(self._hashes) and self._hashes[i] == h:
             row = int(self._rows[i])
             if self._keys[row] == key:
                 return row
             i += 1
-        raise KeyError(key)
+        return None
 
     def __contains__(self, key) -> bool:
         try:
@@ -189,13 +195,9 @@ class KeyTable(Mapping):
         hit[hit] = self._hashes[at[hit]] == hashes[hit]
         out: dict[str, int] = {}
         for k in np.flatnonzero(hit).tolist():
-            i, h = int(at[k]), hashes[k]
-            while i < len(self._hashes) and self._hashes[i] == h:   # equal hashes: check the key
-                row = int(self._rows[i])
-                if self._keys[row] == keys[k]:
-                    out[keys[k]] = row
-                    break
-                i += 1
+            row = self._row_from(int(at[k]), hashes[k], keys[k])
+            if row is not None:
+                out[keys[k]] = row
         return out
 
     def __iter__(self) -> Iterator[str]:

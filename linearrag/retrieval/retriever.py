@@ -61,6 +61,7 @@ class Retriever:
         self.index = index
         self.params = params or RetrievalParams()
         meta = index.meta
+        query_precision = query_precision_default(query_precision)   # a bad setting fails before the models load
         # The tagger (part-of-speech tags for terms) only where the index has terms: it costs
         # query time, and without terms no lowercase single word can name an entity anyway.
         self.analyzer = analyzer or Analyzer(meta["language"], meta["ner"]["model"],
@@ -68,7 +69,7 @@ class Retriever:
         # query_precision (None: $LINEARRAG_QUERY_PRECISION or "auto"): see load_query_encoder
         self.encoder = encoder or load_query_encoder(
             meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"), threads=threads,
-            query_precision=query_precision or query_precision_default())
+            query_precision=query_precision)
         _check_models(index, self.analyzer, self.encoder)
         self.aliases = Aliases.from_meta(meta.get("aliases"))
         check_unchanged(self.aliases, index.path)
@@ -160,12 +161,17 @@ class Retriever:
             tokens = [d.tokens for d in docs]
             t_tok = t_ner
         t0 = time.perf_counter()
-        # One encoder call per query, with its mentions (names are embedded as queries): in int8
-        # the texts of one call share activation scales, so a query must not meet other queries.
-        encoded = []
-        for text, ms in zip(texts, mentions):
-            encoded.append(self.encoder.encode([text, *(m.surface for m in ms if m.key not in self.entity_lookup)],
-                                               role="query"))
+        # Each query with its mentions (names are embedded as queries). An encoder whose texts
+        # share activation scales within a call (int8) gets one call per query, so that a query's
+        # vectors never depend on the other queries of a batch; the others one call for all.
+        groups = [[text, *(m.surface for m in ms if m.key not in self.entity_lookup)]
+                  for text, ms in zip(texts, mentions)]
+        if getattr(self.encoder, "texts_independent", True):
+            flat = self.encoder.encode([t for g in groups for t in g], role="query")
+            bounds = np.cumsum([0, *map(len, groups)])
+            encoded = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        else:
+            encoded = [self.encoder.encode(g, role="query") for g in groups]
         t_enc = (time.perf_counter() - t0) * 1000 / len(texts)
         out = []
         for i, text in enumerate(texts):
