@@ -11,6 +11,8 @@ import hashlib
 import json
 import mmap as mmap_module
 import os
+import sys
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,25 @@ def load_array(path: Path, mmap: bool = True, random_access: bool = False) -> np
     if random_access and handle is not None and hasattr(mmap_module, "MADV_RANDOM"):
         handle.madvise(mmap_module.MADV_RANDOM)
     return np.asarray(mapped)
+
+
+def as_float32(array) -> np.ndarray:
+    """A float32 array of stored (float16) vectors, for products with a query vector.
+
+    numpy casts float16 to float32 without SIMD below AVX-512: 0.74 s for 2wiki's 34k entity
+    vectors here, torch 0.05 s. Both are exact (every float16 is a float32), so torch does it
+    when this process has imported torch already (a query process has: the spaCy models and
+    the query encoder bring it)."""
+    a = np.asarray(array)
+    if a.dtype == np.float32:
+        return a
+    torch = sys.modules.get("torch")
+    if a.dtype != np.float16 or torch is None or a.ndim == 0:
+        return a.astype(np.float32)
+    a = np.ascontiguousarray(a)
+    with warnings.catch_warnings():   # a read-only (memory-mapped) array: only read here
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(a).float().numpy()
 
 
 def save_json(path: Path, data: Any) -> None:

@@ -92,7 +92,7 @@ def main() -> int:
                             "--output", str(index), "--quiet"], check=True, cwd=ROOT)
         retriever = Retriever.from_path(index)
         questions = load_questions(bench / name / "questions.jsonl")
-        analyzed = retriever.analyze_queries([q.question for q in questions])
+        analyzed = retriever.analyze_queries([q.question for q in questions], tags=True)   # any lowercase_linking
         split = {h: [(q, a) for q, a in zip(questions, analyzed) if half(q.id) == h] for h in "AB"}
         data[name] = (retriever, split)
         print(f"{name}: {len(split['A'])} questions to tune on, {len(split['B'])} held out", file=sys.stderr)

@@ -104,3 +104,49 @@ def test_unused_tok2vec_is_disabled_and_entities_are_unchanged():
     with tagged.nlp.select_pipes(enable=["tok2vec", "senter", "ner"]):
         ref = [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in tagged.nlp.pipe(texts)]
     assert ents == ref and sum(map(len, ents)) > 40
+
+
+def test_numpy_products_give_the_default_ops_entities_and_tags():
+    """The analyzer's models multiply through numpy instead of thinc's blis default (faster
+    here): same entities, tags and sentences as the model loaded as spaCy ships it."""
+    import spacy
+    from thinc.api import NumpyOps
+
+    from linearrag.analysis import Analyzer
+
+    ours = Analyzer("en", terms=True)
+    nodes = [node for _, pipe in ours.nlp.pipeline if hasattr(pipe, "model") for node in pipe.model.walk()]
+    assert nodes and all(isinstance(n.ops, NumpyOps) and not n.ops.use_blis for n in nodes)
+    shipped = spacy.load(ours.model_name, exclude=["attribute_ruler", "lemmatizer", "parser"])
+    shipped.enable_pipe("senter")
+    assert any(getattr(n.ops, "use_blis", False) for _, p in shipped.pipeline if hasattr(p, "model")
+               for n in p.model.walk())   # the reference really runs the default products
+    texts = [line["text"] for line in map(json.loads, (EXAMPLES / "2wiki-sample" / "corpus.jsonl").open())][:40]
+
+    def read(nlp):
+        return [([(e.start_char, e.end_char, e.label_) for e in doc.ents], [t.tag_ for t in doc],
+                 [s.start for s in doc.sents]) for doc in nlp.pipe(texts)]
+
+    assert read(ours.nlp) == read(shipped)
+
+
+def test_query_analysis_skips_pipes_it_does_not_need():
+    """Queries run without the sentence splitter and, unless tags are asked for, without the
+    tagger: the same mentions and n-grams as the full pipeline on the sample questions."""
+    from linearrag.analysis import Analyzer, _candidate_ngrams
+
+    analyzer = Analyzer("en", terms=True)
+    assert analyzer.query_skips(tags=True) == ["senter"]
+    assert set(analyzer.query_skips(tags=False)) == {"senter", "tagger", "tok2vec"}
+    questions = [q["question"] for q in map(json.loads, (EXAMPLES / "2wiki-sample" / "questions.jsonl").open())]
+    for text in questions[:60]:
+        full = analyzer.nlp(text)
+        ref = analyzer._convert(full, terms=False)
+        ref_ngrams = _candidate_ngrams(full, "en")
+        for tags in (True, False):
+            (got,) = analyzer.analyze_queries([text], tags=tags)
+            assert [(m.key, m.start, m.end) for s in got.mentions for m in s] == \
+                   [(m.key, m.start, m.end) for s in ref.mentions for m in s], text
+            # without tags only single lowercase words (lowercase_linking=all) may be missing
+            keep = (lambda c: c.named or " " in c.surface.strip()) if not tags else (lambda c: True)
+            assert [c for c in got.ngrams if keep(c)] == [c for c in ref_ngrams if keep(c)], text

@@ -78,3 +78,19 @@ def test_japanese_with_a_sentence_transformers_model(tmp_path):
     r = Retriever.from_path(out)
     assert r.encoder.dim == meta["embedding"]["dim"] == 384
     assert "botchan" in [p.id for p in r.query("『坊っちゃん』の舞台はどこ?").passages[:3]]
+
+
+def test_numpy_products_give_the_default_ops_entities(ja):
+    """GiNZA with numpy products (see analysis._numpy_products) reads as the shipped model."""
+    import spacy
+
+    shipped = spacy.load(ja.model_name, exclude=["compound_splitter", "bunsetu_recognizer"])
+    texts = ["夏目漱石は1867年に江戸で生まれ、東京帝国大学で英文学を学んだ。",
+             "認証基盤チームはプロジェクトAlphaの担当で、GitLabのCIを使っている。",
+             "梅雨前線が停滞し、九州北部では記録的な降水量となった。"]
+
+    def read(nlp):
+        return [([(e.start_char, e.end_char, e.label_) for e in d.ents], [(t.tag_, t.pos_) for t in d],
+                 [s.start for s in d.sents]) for d in nlp.pipe(texts)]
+
+    assert read(ja.nlp) == read(shipped)

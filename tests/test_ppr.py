@@ -108,3 +108,28 @@ def test_each_step_does_two_plain_power_iterations():
         x_p, x_e = (1 - d) * r[:4] + d * (walk.to_passages @ x_e), (1 - d) * r[4:] + d * (walk.to_entities @ x_p)
     gs_p, _ = personalized_pagerank(walk, r[:4], r[4:], d, max_iterations=3, tol=0.0)
     assert np.allclose(gs_p, x_p, atol=1e-12)
+
+
+def test_error_left_at_the_stop_is_within_the_tolerance():
+    """The stop rule (L1 change of a step below ``tol``) leaves an L1 error of at most
+    d²/(1 − d²) times that change: below ``tol`` itself for the default damping, on random
+    graphs with hubs and isolated nodes."""
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        n_p, n_e = 40, 60
+        dense = (rng.random((n_p, n_e)) < rng.uniform(0.02, 0.2)).astype(float)
+        dense[:, 0] = 1.0                      # a hub entity in every passage
+        dense[rng.integers(n_p)] = 0.0         # an isolated passage
+        walk = BipartiteWalk.from_counts(sp.csr_matrix(dense))
+        r = rng.random(n_p + n_e) * (rng.random(n_p + n_e) < 0.3)
+        r[0] += 1e-3
+        r /= r.sum()
+        d = RetrievalParams().damping
+        W = walk.dense_matrix()
+        exact = np.linalg.solve(np.eye(n_p + n_e) - d * W, (1 - d) * r)
+        tol = RetrievalParams().ppr_tol
+        x_p, x_e = personalized_pagerank(walk, r[:n_p], r[n_p:], d, tol=tol)
+        error = np.abs(np.concatenate([x_p, x_e]) - exact).sum()
+        assert error <= tol, (trial, error)
+        one_p, one_e = personalized_pagerank(walk, r[:n_p], r[n_p:], d, max_iterations=1, tol=tol)
+        assert np.abs(np.concatenate([one_p, one_e]) - exact).sum() > tol   # one step is not enough

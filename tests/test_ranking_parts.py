@@ -47,6 +47,26 @@ def test_min_fusion_guarantee_for_bm25_top_passages():
     assert order[:8] == [0, 1, 15, 2, 3, 4, 16, 5]
 
 
+def test_min_fusion_to_a_depth_ranks_the_first_positions_exactly():
+    """``depth`` ranks only the rows that can reach the first ``depth`` positions: each of them
+    gets the full fusion's score, the first ``depth`` positions are the same rows, every other
+    row scores 0 (ties, zeros and fractional factors included)."""
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        n = int(rng.integers(30, 400))
+        ppr = np.round(rng.random(n), int(rng.integers(1, 4))) * (rng.random(n) < rng.uniform(0.3, 1.0))
+        bm25 = np.round(rng.random(n) * 5, 1) * (rng.random(n) < rng.uniform(0.05, 0.6))
+        factor = float(rng.choice([1.0, 2.5, 3.0, 7.0]))
+        depth = int(rng.integers(1, 12))
+        full = min_rank_scores(ppr, bm25, factor)
+        part = min_rank_scores(ppr, bm25, factor, depth=depth)
+        ranked = part > 0
+        assert np.array_equal(part[ranked], full[ranked]), trial
+        assert ranked.sum() >= min(depth, int((ppr > 0).sum()))
+        assert top_k(part, depth).tolist() == top_k(full, depth).tolist(), trial
+        assert np.all(full[~ranked] < part[ranked].min()), trial   # nothing left out ranks above them
+
+
 def test_min_fusion_scores_are_one_over_position():
     scores = min_rank_scores(np.array([3.0, 2.0, 1.0]), np.array([0.0, 0.0, 1.0]), 3.0)
     assert sorted(scores.tolist(), reverse=True) == [1.0, 0.5, 1 / 3]

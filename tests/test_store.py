@@ -272,3 +272,24 @@ def test_concurrent_loads_during_commits_never_fail_or_mix(idx, small_index):
     stop.set()
     thread.join()
     assert not errors and len(set(seen)) >= 2
+
+
+def test_float16_vectors_convert_exactly(tmp_path):
+    """as_float32 (torch's fast cast when torch is loaded) gives numpy's own cast, bit for bit,
+    for stored (memory-mapped, read-only) float16 vectors, rows picked out of them, subnormals
+    and signed zeros included; float32 passes through untouched."""
+    import torch  # noqa: F401  (the fast path needs torch imported, as in a query process)
+
+    from linearrag.files import as_float32, load_array, save_array
+
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((300, 16)).astype(np.float16)
+    vectors[0, :4] = [np.float16(6e-8), np.float16(-3e-6), np.float16(-0.0), np.float16(0.0)]
+    save_array(tmp_path / "v.npy", vectors)
+    mapped = load_array(tmp_path / "v.npy", random_access=True)
+    assert not mapped.flags.writeable
+    for got, ref in ((as_float32(mapped), mapped.astype(np.float32)),
+                     (as_float32(mapped[[5, 0, 299]]), mapped[[5, 0, 299]].astype(np.float32))):
+        assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+    already = np.ones((2, 3), dtype=np.float32)
+    assert as_float32(already) is already

@@ -35,11 +35,12 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
     latencies: dict[str, list[float]] = defaultdict(list)
     fallbacks: dict[str, int] = defaultdict(int)
     index = retriever.index
+    tags = any(p.lowercase_linking == "all" for p in variants.values())
     run = open(run_file, "w", encoding="utf-8") if run_file else None
     try:
         with bar(len(questions), "evaluate", progress) as pbar:
             for question in questions:
-                analyzed = retriever.analyze_queries([question.question])[0]
+                analyzed = retriever.analyze_queries([question.question], tags=tags)[0]
                 for mode, mode_params in variants.items():
                     result = retriever.retrieve(analyzed, mode_params)
                     latencies[mode].append(result.timings_ms["total"])

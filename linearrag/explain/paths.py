@@ -139,7 +139,7 @@ def resolve_entity(retriever, name: str, floor: float, calibrated: bool = True) 
     retrieval does, ``RetrievalParams.similarity``)."""
     from ..retrieval.linking import link_entities
 
-    q = retriever.analyze_queries([name])[0]
+    q = retriever.analyze_queries([name], tags=True)[0]   # linked with lowercase="all" below
     ann = retriever.uses_ann(retriever.params)
 
     def nearest(vector):

@@ -77,26 +77,44 @@ def activate_entities(
         else:
             sent_act = np.add.reduceat(passed, sub.indptr[:-1]) * sigma
         cand = np.repeat(sent_act.astype(np.float32), row_len)
-        new_scores = np.zeros(n_e, dtype=np.float32)
+        # Per reached entity (only those: nothing of length E per step): its best candidate and
+        # the sentence giving it (ties: lowest sentence index), and its new score (the best
+        # candidate, or with "sum" the sum of its candidates), clipped to [0, 1].
+        reached, best, best_sentence = _best_per_entity(ent, cand, np.repeat(sents, row_len))
         if propagation == "max":
-            np.maximum.at(new_scores, ent, cand)
+            new = best
         else:
-            np.add.at(new_scores, ent, cand)
-        np.clip(new_scores, 0.0, 1.0, out=new_scores)
-        best_sentence = _argmax_sentence(ent, cand, np.repeat(sents, row_len), n_e)
-        joined = (levels == 0) & (new_scores >= delta) & (new_scores > 0)
+            new = np.zeros(reached.size, dtype=np.float32)
+            np.add.at(new, np.searchsorted(reached, ent), cand)
+        new = np.clip(new, 0.0, 1.0)
+        level = levels[reached]
+        joined = (level == 0) & (new >= delta) & (new > 0)
         if excluded:
-            joined[list(excluded)] = False
+            joined &= ~np.isin(reached, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
         # A reached entity whose best chain gets better takes that chain's sentence and length,
         # so the bridging sentence shown is the one behind its score. Seeds keep their link score.
-        improved = (levels > 1) & (new_scores > scores)
+        improved = (level > 1) & (new > scores[reached])
         changed = joined | improved
-        scores[changed] = new_scores[changed]
-        levels[changed] = step + 1
-        via[changed] = best_sentence[changed]
+        rows = reached[changed]
+        scores[rows] = new[changed]
+        levels[rows] = step + 1
+        via[rows] = best_sentence[changed]
         if not joined.any():
             break
     return Activation(scores=scores, levels=levels, via_sentence=via)
+
+
+def _best_per_entity(ent: np.ndarray, cand: np.ndarray, sent: np.ndarray):
+    """(entities, each one's highest candidate, the sentence giving it), entities ascending;
+    ties between candidates go to the lowest sentence index."""
+    if ent.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+    order = np.lexsort((sent, -cand, ent))
+    e = ent[order]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = e[1:] != e[:-1]
+    pick = order[first]
+    return ent[pick].astype(np.int64), cand[pick], sent[pick].astype(np.int64)
 
 
 def _cached_sigma(sents: np.ndarray, fn: Callable[[np.ndarray], np.ndarray], cache: np.ndarray) -> np.ndarray:
@@ -105,15 +123,3 @@ def _cached_sigma(sents: np.ndarray, fn: Callable[[np.ndarray], np.ndarray], cac
     if missing.size:
         cache[missing] = np.clip(fn(missing), 0.0, 1.0)
     return cache[sents]
-
-
-def _argmax_sentence(ent: np.ndarray, cand: np.ndarray, sent: np.ndarray, n_e: int) -> np.ndarray:
-    """For every entity, the sentence giving its highest candidate (ties: lowest sentence index)."""
-    best = np.full(n_e, -1, dtype=np.int64)
-    if ent.size == 0:
-        return best
-    order = np.lexsort((sent, -cand, ent))
-    first = np.ones(order.size, dtype=bool)
-    first[1:] = ent[order][1:] != ent[order][:-1]
-    best[ent[order][first]] = sent[order][first]
-    return best

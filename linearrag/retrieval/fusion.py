@@ -23,7 +23,8 @@ def ranks_of(scores: np.ndarray, only_positive: bool = False) -> np.ndarray:
     return ranks
 
 
-def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float) -> np.ndarray:
+def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float,
+                    depth: int | None = None) -> np.ndarray:
     """Fuse two rankings by the better of the ranks: key = min(rank₁, factor · rank₂).
 
     ``secondary`` (BM25) ranks only the passages it scored above 0, ``primary`` only those it
@@ -32,7 +33,27 @@ def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float) -
     row. So the secondary ranking's #r ends at worst at position factor·r + r − 1 (factor 3:
     its #1 at worst 3rd, its #2 at worst 7th). Returned as a score: 1 / (fused position), so
     higher is better.
+
+    With ``depth`` only the rows that can reach the first ``depth`` positions are ranked: those
+    with rank₁ ≤ depth or factor · rank₂ ≤ depth (every row of the first ``depth`` positions has
+    key ≤ depth, as the ``depth`` best of ``primary`` do). They hold exactly the scores of the
+    full fusion, and the first ``depth`` positions are among them; every other row scores 0.
+    Two partial selections instead of three sorts of every row (2wiki: 1.5 → ~0.2 ms).
     """
+    n = len(primary)
+    if depth is not None and 0 < depth and 4 * depth < n:
+        top1 = _best_positive(primary, depth)
+        if len(top1) == depth:   # else fewer rows than ``depth`` have a rank₁: rank them all
+            top2 = _best_positive(secondary, int(np.floor(depth / factor)) if factor > 0 else 0)
+            rows = np.union1d(top1, top2)
+            r1 = np.full(len(rows), np.inf)
+            r1[np.searchsorted(rows, top1)] = np.arange(1, len(top1) + 1)
+            r2 = np.full(len(rows), np.inf)
+            r2[np.searchsorted(rows, top2)] = factor * np.arange(1, len(top2) + 1)
+            order = rows[np.lexsort((rows, r1, r2 > r1, np.minimum(r1, r2)))]
+            scores = np.zeros(n, dtype=np.float64)
+            scores[order] = 1.0 / np.arange(1, len(order) + 1)
+            return scores
     r1 = ranks_of(primary, only_positive=True)
     r2 = factor * ranks_of(secondary, only_positive=True)
     key = np.minimum(r1, r2)
@@ -41,6 +62,15 @@ def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float) -
     scores = np.empty(len(r1), dtype=np.float64)
     scores[order] = 1.0 / np.arange(1, len(r1) + 1)
     return scores
+
+
+def _best_positive(scores: np.ndarray, k: int) -> np.ndarray:
+    """Rows of the (at most) ``k`` best scores above 0, best first, ties by row: the rows of
+    ranks 1 … k of ``ranks_of(scores, only_positive=True)``."""
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    rows = top_k(np.where(scores > 0, scores, -np.inf), k)
+    return rows[scores[rows] > 0]
 
 
 def rrf_scores(score_lists: list[np.ndarray], k: int, weights: list[float] | None = None,

@@ -112,7 +112,7 @@ class RetrievalParams:
     hub_fanout: int = 2000
     ppr_epsilon: float = 1e-5
     ppr_iterations: int = 100
-    ppr_tol: float = 1e-7
+    ppr_tol: float = 1e-5
     rrf_k: int = 60
     max_reported_entities: int = 50
 

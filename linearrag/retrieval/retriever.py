@@ -17,6 +17,7 @@ from ..aliases import Aliases, check_unchanged
 from ..analysis import Analyzer, Mention, NameCandidate
 from ..embeddings import Encoder, load_query_encoder, query_precision_default
 from ..errors import ModelMismatchError, ParameterError
+from ..files import as_float32
 from ..language import query_language_warning
 from ..lexical import EnglishTokenizer, Postings
 from ..store import Index, load_index
@@ -50,6 +51,7 @@ class AnalyzedQuery:
     timings_ms: dict[str, float]
     ngrams: list[NameCandidate] = field(default_factory=list)  # name candidates
     warnings: list[str] = field(default_factory=list)
+    tagged: bool = True          # analysed with part-of-speech tags (needed by lowercase_linking=all)
 
 
 class Retriever:
@@ -80,9 +82,9 @@ class Retriever:
         self.documents = is_document_index(meta)
         # fixed samples for the similarity background (params.similarity == "calibrated")
         self.background_rows = _spread(len(index.passage_ids))
-        self._background_passages = np.ascontiguousarray(index.passage_emb[self.background_rows], dtype=np.float32)
+        self._background_passages = as_float32(index.passage_emb[self.background_rows])
         self.entity_background = _spread(len(index.graph.entity_names))   # row indices
-        self._entity_background_emb = np.ascontiguousarray(index.entity_emb[self.entity_background], dtype=np.float32)
+        self._entity_background_emb = as_float32(index.entity_emb[self.entity_background])
         self._hub_weights: dict[float, np.ndarray] = {}
         self._title_groups: np.ndarray | None = None
         self.scalable = ScalablePath(self)
@@ -101,12 +103,12 @@ class Retriever:
     @cached_property
     def passage_matrix(self) -> np.ndarray:
         """Passage vectors in float32 for full scans (the exact path; stored as float16)."""
-        return np.asarray(self.index.passage_emb, dtype=np.float32)
+        return as_float32(self.index.passage_emb)
 
     @cached_property
     def entity_matrix(self) -> np.ndarray:
         """Entity vectors in float32 for full scans (the exact path; stored as float16)."""
-        return np.asarray(self.index.entity_emb, dtype=np.float32)
+        return as_float32(self.index.entity_emb)
 
     @cached_property
     def walk(self) -> BipartiteWalk:
@@ -141,16 +143,20 @@ class Retriever:
     def query_batch(self, texts: list[str], params: RetrievalParams | None = None) -> list[QueryResult]:
         """Answer many queries; NER and embeddings run batched."""
         params = params or self.params
-        analyzed = self.analyze_queries(texts)
+        analyzed = self.analyze_queries(texts, tags=params.lowercase_linking == "all")
         return [self.retrieve(q, params) for q in analyzed]
 
-    def analyze_queries(self, texts: list[str]) -> list[AnalyzedQuery]:
-        """NER, BM25 tokens and embeddings for queries (the model-bound part of a query)."""
+    def analyze_queries(self, texts: list[str], tags: bool | None = None) -> list[AnalyzedQuery]:
+        """NER, BM25 tokens and embeddings for queries (the model-bound part of a query).
+        ``tags``: run the part-of-speech tagger, which only ``lowercase_linking=all`` needs
+        (None: whether this retriever's parameters ask for it); see ``Analyzer.query_skips``."""
+        if tags is None:
+            tags = self.params.lowercase_linking == "all"
         for t in texts:
             if not isinstance(t, str) or not t.strip():
                 raise ParameterError("empty query; pass a question with some text")
         t0 = time.perf_counter()
-        docs = list(self.analyzer.analyze_queries(texts))
+        docs = list(self.analyzer.analyze_queries(texts, tags=tags))
         mentions = [[m for sent in d.mentions for m in sent] for d in docs]
         t_ner = (time.perf_counter() - t0) * 1000 / len(texts)
         t0 = time.perf_counter()
@@ -184,7 +190,7 @@ class Retriever:
             warning = query_language_warning(text, self.index.language)
             out.append(AnalyzedQuery(text, mentions[i], tokens[i], encoded[i][0], mv,
                                      {"ner": t_ner, "tokens": t_tok, "encode": t_enc}, docs[i].ngrams,
-                                     [warning] if warning else []))
+                                     [warning] if warning else [], tagged=tags))
         return out
 
     def retrieve(self, q: AnalyzedQuery, params: RetrievalParams) -> QueryResult:
@@ -245,7 +251,7 @@ class Retriever:
                 elif fusion == "min":
                     secondary = lexical if params.fusion_secondary == "bm25" else rrf_scores(
                         [lexical, dense], params.rrf_k, only_positive=[True, False])
-                    scores = min_rank_scores(scores, secondary, params.fusion_weight)
+                    scores = min_rank_scores(scores, secondary, params.fusion_weight, depth=params.top_k)
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
         rows = top_k(scores, params.top_k)
         return self._result(q, params, rows, scores[rows], activation, query_entities, fallback, timings, t_start)
@@ -267,6 +273,9 @@ class Retriever:
     # ---- scoring pieces ----------------------------------------------------------------
     def link(self, q: AnalyzedQuery, params: RetrievalParams):
         """Seeds, the query-entity report and the covered entities (see ``link_entities``)."""
+        if params.lowercase_linking == "all" and not q.tagged:
+            raise ParameterError("lowercase_linking=all needs queries analysed with part-of-speech tags; "
+                                 "pass tags=True to analyze_queries")
         calibrated = params.similarity == "calibrated"
         ann = self.uses_ann(params)
         return link_entities(
@@ -326,7 +335,7 @@ class Retriever:
             best = (float(np.max(emb @ q.vector)) - shift) * scale if len(emb) else 0.0
             scale = scale / best if best > 0 else scale
         return activate_entities(
-            self.M, self.M_T, lambda rows: (emb[rows] @ q.vector - shift) * scale, seeds,
+            self.M, self.M_T, lambda rows: (as_float32(emb[rows]) @ q.vector - shift) * scale, seeds,
             delta=params.delta, max_iterations=params.max_iterations, propagation=params.propagation,
             entity_weight=self.hub_weights(params), excluded=excluded,
         )
