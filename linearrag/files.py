@@ -63,10 +63,10 @@ def load_array(path: Path, mmap: bool = True, random_access: bool = False) -> np
 def as_float32(array) -> np.ndarray:
     """A float32 array of stored (float16) vectors, for products with a query vector.
 
-    numpy casts float16 to float32 without SIMD below AVX-512: 0.74 s for 2wiki's 34k entity
-    vectors here, torch 0.05 s. Both are exact (every float16 is a float32), so torch does it
-    when this process has imported torch already (a query process has: the spaCy models and
-    the query encoder bring it)."""
+    numpy casts float16 to float32 without SIMD below AVX-512: ~3 ns a value here (1,500 rows
+    of 384: 1.9 ms), torch ~30× less. Both are exact (every float16 is a float32), so torch
+    does it when this process has imported torch already (a query process has: the spaCy
+    models and the query encoder bring it)."""
     a = np.asarray(array)
     if a.dtype == np.float32:
         return a
