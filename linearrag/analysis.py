@@ -197,7 +197,7 @@ def _numpy_products(nlp) -> None:
         model = getattr(component, "model", None)
         if model is not None and hasattr(model, "walk"):
             for node in model.walk():
-                if type(node.ops).__name__ == "NumpyOps":   # CPU ops only (never a GPU's)
+                if isinstance(node.ops, NumpyOps):   # CPU ops only (never a GPU's)
                     node.ops = ops
 
 

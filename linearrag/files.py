@@ -71,7 +71,7 @@ def as_float32(array) -> np.ndarray:
     if a.dtype == np.float32:
         return a
     torch = sys.modules.get("torch")
-    if a.dtype != np.float16 or torch is None or a.ndim == 0:
+    if a.dtype != np.float16 or torch is None or a.ndim == 0:   # (ascontiguousarray makes 0-d 1-d)
         return a.astype(np.float32)
     a = np.ascontiguousarray(a)
     with warnings.catch_warnings():   # a read-only (memory-mapped) array: only read here

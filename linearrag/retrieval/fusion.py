@@ -50,17 +50,20 @@ def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float,
             r1[np.searchsorted(rows, top1)] = np.arange(1, len(top1) + 1)
             r2 = np.full(len(rows), np.inf)
             r2[np.searchsorted(rows, top2)] = factor * np.arange(1, len(top2) + 1)
-            order = rows[np.lexsort((rows, r1, r2 > r1, np.minimum(r1, r2)))]
             scores = np.zeros(n, dtype=np.float64)
-            scores[order] = 1.0 / np.arange(1, len(order) + 1)
+            scores[rows] = min_rank_positions(rows, r1, r2)
             return scores
-    r1 = ranks_of(primary, only_positive=True)
-    r2 = factor * ranks_of(secondary, only_positive=True)
-    key = np.minimum(r1, r2)
-    rows = np.arange(len(r1))
-    order = np.lexsort((rows, r1, r2 > r1, key))   # last key is primary: key, then secondary first
-    scores = np.empty(len(r1), dtype=np.float64)
-    scores[order] = 1.0 / np.arange(1, len(r1) + 1)
+    return min_rank_positions(np.arange(n), ranks_of(primary, only_positive=True),
+                              factor * ranks_of(secondary, only_positive=True))
+
+
+def min_rank_positions(rows: np.ndarray, r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
+    """1 / (fused position) for each of ``rows`` from its rank₁ and its scaled rank₂ (inf: no
+    rank): key = min(r1, r2); on equal keys the row whose key comes from r2 first, then the
+    better r1, then the row (see :func:`min_rank_scores`)."""
+    order = np.lexsort((rows, r1, r2 > r1, np.minimum(r1, r2)))   # last key is primary
+    scores = np.empty(len(rows), dtype=np.float64)
+    scores[order] = 1.0 / np.arange(1, len(rows) + 1)
     return scores
 
 

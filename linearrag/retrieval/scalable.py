@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..files import as_float32
 from ..lexical import LexicalHits
-from .fusion import order_siblings
+from .fusion import min_rank_positions, order_siblings
 from .linking import calibrate
 from .local import PushScratch, SparseActivation, gather, local_activation, local_reset, lookup_sorted, push_pagerank
 from .params import RetrievalParams
@@ -223,10 +223,7 @@ class ScalablePath:
             else:
                 hybrid = 1.0 / (params.rrf_k + ev.lex_rank(rows)) + 1.0 / (params.rrf_k + ev.dense_rank(rows, cos))
                 r2 = params.fusion_weight * positive_ranks(rows, hybrid)
-            key = np.minimum(r1, r2)
-            order = np.lexsort((rows, r1, r2 > r1, key))
-            scores = np.empty(rows.size, dtype=np.float64)
-            scores[order] = 1.0 / np.arange(1, rows.size + 1)
+            scores = min_rank_positions(rows, r1, r2)
         timings["ppr"] = (time.perf_counter() - t0) * 1000
         keep = top_rows(rows, scores, params.top_k)
         return rows[keep], scores[keep], activation, query_entities, None
