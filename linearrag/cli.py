@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import sys
+import threading
 from collections.abc import Callable
+from typing import NoReturn
 
 from .errors import LinearRAGError, ParameterError
 
@@ -37,8 +41,30 @@ def run_cli(main: Callable[[], int | None]) -> None:
         code = main()
     except LinearRAGError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        exit_now(EXIT_USAGE)
     except KeyboardInterrupt:
         print("error: interrupted; nothing was changed", file=sys.stderr)
-        sys.exit(130)
-    sys.exit(code or 0)
+        exit_now(130)
+    exit_now(code or 0)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process with ``code`` without tearing the interpreter down.
+
+    Python's own exit frees every module and object one by one: with torch and spaCy loaded
+    that is ~0.6 s of a one-query command's ~3 s, for nothing. So, where no other non-daemon
+    thread is still running, the exit handlers run (logging, multiprocessing, Ray, temporary
+    files: everything ``atexit`` holds), the standard streams are flushed and the process
+    ends there. Otherwise (a thread still working) it is a normal ``sys.exit``.
+    """
+    if any(t is not threading.main_thread() and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.exit(code)
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):   # a reader that went away (``| head``), or a closed stream
+                pass
+        os._exit(code)

