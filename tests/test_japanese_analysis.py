@@ -94,3 +94,33 @@ def test_numpy_products_give_the_default_ops_entities(ja):
                  [s.start for s in d.sents]) for d in nlp.pipe(texts)]
 
     assert read(ja.nlp) == read(shipped)
+
+
+def test_loading_without_the_string_table_reads_the_same(ja):
+    """The analyzer loads GiNZA without its 17 MB string table (analysis._add_labels): every
+    token attribute and entity label the code reads is the same as with the full table, on
+    real JSQuAD questions and passages, and every label a pipe can predict resolves to text."""
+    import json
+    from pathlib import Path
+
+    import spacy
+
+    root = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "jsquad"
+    with open(root / "questions.jsonl", encoding="utf-8") as f:
+        texts = [json.loads(line)["question"] for line, _ in zip(f, range(1000))]
+    with open(root / "corpus.jsonl", encoding="utf-8") as f:
+        texts += [json.loads(line)["text"] for line, _ in zip(f, range(300))]
+    texts.append("Tokyo Tower（東京タワー）は1958年に完成した。ＧｉｔＬａｂ　ＣＩ、ｖ２．３")
+    full = spacy.load(ja.model_name, exclude=["compound_splitter", "bunsetu_recognizer"])
+    assert len(ja.nlp.vocab.strings) < len(full.vocab.strings) / 10   # the table was not loaded
+
+    def read(nlp):
+        return [([(t.text, t.lemma_, t.norm_, t.tag_, t.pos_, str(t.morph), t.dep_, t.head.i, t.ent_iob_,
+                   t.ent_type_, t.is_sent_start, t.shape_) for t in d], [(e.text, e.label_) for e in d.ents])
+                for d in nlp.pipe(texts, batch_size=64)]
+
+    assert read(ja.nlp) == read(full)
+    strings = ja.nlp.vocab.strings
+    for _, pipe in ja.nlp.pipeline:
+        for label in getattr(pipe, "labels", None) or ():
+            assert strings[strings[label]] == label
