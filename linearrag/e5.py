@@ -186,8 +186,9 @@ class E5Tokenizer:
     on a model of only the pieces that occur in its words, plus the unknown piece and the
     lowest-scoring piece (the model derives the unknown token's penalty from the lowest score):
     the Viterbi search of a word can only use pieces inside it, so the tokens are the same
-    (tests/test_e5.py compares both on every benchmark question). The full model is built on
-    the first large call and used for every call after it.
+    (tests/test_e5.py compares both on every benchmark question). That costs ~1 ms a call, so
+    the full model is built by the first large call or by :meth:`E5Encoder.warm` (a retriever
+    made for many queries calls it) and used for every call after it.
     """
 
     SMALL_CALL_CHARS = 2048   # at most this many normalised characters: the vocabulary-subset path
@@ -420,6 +421,11 @@ class E5Encoder:
 
     def encode_query(self, text: str) -> np.ndarray:
         return self.encode([text], role="query")[0]
+
+    def warm(self) -> None:
+        """Build what a process answering many queries wants at hand: the full tokenizer
+        (~0.5 s; a small call's own vocabulary subset costs ~1 ms each time, see E5Tokenizer)."""
+        self.tokenizer.full
 
     def encode_names(self, names: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Entity names, in the query role: they are matched against mentions in queries."""

@@ -88,8 +88,9 @@ class Retriever:
         self._hub_weights: dict[float, np.ndarray] = {}
         self._title_groups: np.ndarray | None = None
         self.scalable = ScalablePath(self)
-        if warm:
-            self.analyze_queries(["warm-up"])   # the first call pays one-off costs (lazy weights, caches)
+        if warm:   # for a process that answers many queries: one-off costs paid now
+            getattr(self.encoder, "warm", lambda: None)()
+            self.analyze_queries(["warm-up"])   # the first call pays the rest (lazy weights, caches)
 
     # ---- the exact path's whole-corpus structures (built on first use) --------------------
     @property
