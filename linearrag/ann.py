@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import as_float32
+from .files import as_float32, read_rows
 
 # HNSW settings: connectivity (edges per node) and the beam width while adding; searches set
 # their own beam width (at least the number of results asked for).
@@ -71,6 +71,6 @@ class VectorSearch:
         found = index.search(np.asarray(query, dtype=np.float32), k, exact=False)
         rows = np.unique(np.asarray(found.keys, dtype=np.int64))
         rows = rows[(rows >= 0) & (rows < n)]
-        cos = as_float32(self.table[rows]) @ np.asarray(query, dtype=np.float32)
+        cos = as_float32(read_rows(self.table, rows)) @ np.asarray(query, dtype=np.float32)
         order = np.lexsort((rows, -cos))
         return rows[order], cos[order]

@@ -46,8 +46,8 @@ import scipy.sparse as sp
 
 from .ann import VectorSearch, build_ann
 from .errors import IndexFormatError
-from .files import (KeyTable, StringColumn, fsync_path, fsync_tree, load_array, read_strings, save_array,
-                    save_json, sha256_file, write_durably, write_key_table, write_strings)
+from .files import (KeyTable, StringColumn, fsync_path, fsync_tree, load_array, load_vector_table, read_strings,
+                    save_array, save_json, sha256_file, write_durably, write_key_table, write_strings)
 
 FORMAT_VERSION = 3
 CURRENT = "CURRENT"
@@ -221,7 +221,7 @@ def _load(path: Path, mmap: bool) -> Index:
     try:
         cols = {name: read_strings(data, name) for name in _STRINGS}
         arrays = {name: load_array(data / f"{name}.npy", mmap=mmap, random_access=True) for name in _ARRAYS}
-        embs = [load_array(data / f"{name}.npy", mmap=mmap, random_access=True) for name in _EMBEDDINGS]
+        embs = [load_vector_table(data / f"{name}.npy", mmap=mmap) for name in _EMBEDDINGS]
         counts = meta.get("counts", {})
         n_p, n_s, n_e = counts.get("passages"), counts.get("sentences"), counts.get("entities")
         lookup = KeyTable.open(data, "entity_keys", cols["entity_keys"])

@@ -17,7 +17,7 @@ from ..aliases import Aliases, check_unchanged
 from ..analysis import Analyzer, Mention, NameCandidate
 from ..embeddings import Encoder, load_query_encoder, query_precision_default
 from ..errors import ModelMismatchError, ParameterError
-from ..files import as_float32
+from ..files import as_float32, read_rows
 from ..language import query_language_warning
 from ..lexical import EnglishTokenizer, Postings
 from ..store import Index, load_index
@@ -82,9 +82,9 @@ class Retriever:
         self.documents = is_document_index(meta)
         # fixed samples for the similarity background (params.similarity == "calibrated")
         self.background_rows = _spread(len(index.passage_ids))
-        self._background_passages = as_float32(index.passage_emb[self.background_rows])
+        self._background_passages = as_float32(read_rows(index.passage_emb, self.background_rows))
         self.entity_background = _spread(len(index.graph.entity_names))   # row indices
-        self._entity_background_emb = as_float32(index.entity_emb[self.entity_background])
+        self._entity_background_emb = as_float32(read_rows(index.entity_emb, self.entity_background))
         self._hub_weights: dict[float, np.ndarray] = {}
         self._title_groups: np.ndarray | None = None
         self.scalable = ScalablePath(self)

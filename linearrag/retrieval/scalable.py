@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
-from ..files import as_float32
+from ..files import as_float32, read_rows
 from ..lexical import LexicalHits
 from .fusion import min_rank_positions, order_siblings
 from .linking import calibrate
@@ -141,7 +141,7 @@ class ScalablePath:
     def cosines(self, rows: np.ndarray, q) -> np.ndarray:
         if rows.size == 0:
             return np.zeros(0, dtype=np.float32)
-        return as_float32(self.index.passage_emb[rows]) @ q.vector
+        return as_float32(read_rows(self.index.passage_emb, rows)) @ q.vector
 
     def sentences_of(self, passages: np.ndarray) -> np.ndarray:
         """Sorted sentences of some passages (passages hold consecutive sentences)."""
@@ -237,7 +237,7 @@ class ScalablePath:
             scale = 1.0 / (1.0 - shift)
 
         def sigma(rows):
-            return (as_float32(emb[rows]) @ q.vector - shift) * scale
+            return (as_float32(read_rows(emb, rows)) @ q.vector - shift) * scale
 
         return local_activation(self.graph, sigma, seeds, params.delta, params.max_iterations, params.propagation,
                                 params.hub_damping, excluded, self.sentences_of(base), params.hub_fanout)
