@@ -293,3 +293,37 @@ def test_float16_vectors_convert_exactly(tmp_path):
         assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), ref.view(np.uint32))
     already = np.ones((2, 3), dtype=np.float32)
     assert as_float32(already) is already
+
+
+def test_vector_rows_read_from_the_file(tmp_path):
+    """Tables opened with load_vector_table give read_rows the rows fancy indexing gives (any
+    order, repeats, runs), map none of them, and a file cut short is an IndexFormatError."""
+    from linearrag.files import _ROW_SOURCES, load_vector_table, read_rows, save_array
+
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((500, 24)).astype(np.float16)
+    save_array(tmp_path / "t.npy", data)
+    table = load_vector_table(tmp_path / "t.npy")
+    assert is_mapped(table) and id(table) in _ROW_SOURCES
+    cases = [np.array([0]), np.array([499]), np.arange(10, 40), np.array([7, 3, 3, 8, 9, 10, 499, 0]),
+             rng.integers(0, 500, 300), np.zeros(0, dtype=np.int64)]
+    for rows in cases:
+        got = read_rows(table, rows)
+        assert got.dtype == np.float16 and np.array_equal(got, data[rows])
+    with pytest.raises(IndexError):
+        read_rows(table, np.array([500]))
+    plain = np.array(data)                 # not opened from a file: plain indexing
+    assert np.array_equal(read_rows(plain, np.array([4, 2])), data[[4, 2]])
+    assert np.array_equal(read_rows(table[100:], np.array([0, 1])), data[[100, 101]])   # a view: not the file's rows
+    key = id(table)
+    del table, got
+    import gc
+
+    gc.collect()
+    assert key not in _ROW_SOURCES        # the descriptor is closed with the table
+
+    short = load_vector_table(tmp_path / "t.npy")
+    with open(tmp_path / "t.npy", "r+b") as f:   # the file shrinks under a reader
+        f.truncate(os.path.getsize(tmp_path / "t.npy") - 48 * 10)
+    with pytest.raises(IndexFormatError):
+        read_rows(short, np.array([499]))
