@@ -57,10 +57,12 @@ def exit_now(code: int) -> NoReturn:
     files: everything ``atexit`` holds), the standard streams are flushed and the process
     ends there. Otherwise (a thread still working) it is a normal ``sys.exit``.
     """
-    if any(t is not threading.main_thread() and not t.daemon and t.is_alive() for t in threading.enumerate()):
+    run_handlers = getattr(atexit, "_run_exitfuncs", None)   # CPython's: without it, a normal exit
+    if run_handlers is None or any(t is not threading.main_thread() and not t.daemon and t.is_alive()
+                                   for t in threading.enumerate()):
         sys.exit(code)
     try:
-        atexit._run_exitfuncs()
+        run_handlers()
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
