@@ -1,6 +1,7 @@
 """The default ranking path piece by piece, on hand-computed inputs: fusion, prior, hub
 weights, the reset, linking by spans and the bridging sentence behind a score."""
 
+import pytest
 import numpy as np
 import scipy.sparse as sp
 
@@ -213,3 +214,25 @@ def test_fusion_auto_follows_the_corpus_kind():
     assert not is_document_index({"build": {"corpus": "records", "terms": True}})
     assert is_document_index({"build": {"terms": True}})          # indexes from before build.corpus
     assert not is_document_index({"build": {}})
+
+
+def test_evidence_seeds_by_hand():
+    from linearrag.retrieval.linking import evidence_seeds, no_seed_reason
+    from linearrag.retrieval.params import RetrievalParams
+    # passages → entities: p0 {0, 1}, p1 {2}, p2 {1, 3}, p3 {} (no entity)
+    C = sp.csr_matrix((np.ones(5), [0, 1, 2, 1, 3], [0, 2, 3, 5, 5]), shape=(4, 4))
+    idf = np.array([0.5, 0.2, 0.9, 1.0], dtype=np.float32)
+    seeds = evidence_seeds(C.indptr, C.indices, [2, 3, 0], lambda e: idf[e])
+    # p2 is rank 1, p3 (rank 2) holds nothing, p0 is rank 3; entity 1 keeps its best: 0.2 / 1
+    assert seeds.keys() == {0, 1, 3}
+    assert seeds[3] == pytest.approx(1.0) and seeds[1] == pytest.approx(0.2) and seeds[0] == pytest.approx(0.5 / 3)
+    assert evidence_seeds(C.indptr, C.indices, [3], lambda e: idf[e]) == {}
+
+    class Q:
+        mentions = []
+    assert no_seed_reason(Q, RetrievalParams()) == ("no query entity found, and the best passages hold no entity; "
+                                                    "ranked by BM25 + dense fusion")
+    assert no_seed_reason(Q, RetrievalParams(evidence_seeds=0, prior="dense")) == (
+        "no query entity found; ranked by dense passage similarity")
+    with pytest.raises(Exception, match="evidence_seeds"):
+        RetrievalParams(evidence_seeds=-1)

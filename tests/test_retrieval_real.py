@@ -66,9 +66,41 @@ def test_same_query_same_output(sample_retriever):
     assert a == b
 
 
+def test_a_query_without_entities_walks_from_its_best_passages(sample_retriever):
+    q = "which of these is the oldest?"
+    result = sample_retriever.query(q, RetrievalParams(top_k=10))
+    assert result.fallback is None and not [e for e in result.query_entities if e.entity]
+    # the evidence passages are the three best by the query-only (hybrid) prior
+    aq = sample_retriever.analyze_queries([q])[0]
+    dense = sample_retriever.dense_scores(aq)
+    dense = (dense - min(sample_retriever.background(aq), 0.99)) / (1 - min(sample_retriever.background(aq), 0.99))
+    prior = 0.5 * (np.clip(dense, 0, None) + sample_retriever.bm25_scores(aq) / sample_retriever.bm25_scores(aq).max())
+    best = np.lexsort((np.arange(len(prior)), -prior))[:3]
+    ids = sample_retriever.index.passage_ids
+    assert result.evidence_passages == [ids[i] for i in best]
+    # their entities are the seeds (level 1), scored idf ratio / rank of the best passage holding them
+    C = sample_retriever.index.graph.C.tocsr()
+    expected = {}
+    for rank, row in enumerate(best, 1):
+        for e in C.indices[C.indptr[row]:C.indptr[row + 1]]:
+            expected[int(e)] = max(expected.get(int(e), 0.0), float(sample_retriever.idf_ratio[e]) / rank)
+    names = sample_retriever.index.graph.entity_names
+    seeds = {a.entity: a.score for a in result.activated_entities if a.level == 1}
+    assert seeds and set(seeds) <= {names[e] for e in expected}
+    for name, score in seeds.items():
+        assert abs(score - max(v for e, v in expected.items() if names[e] == name)) < 1e-4
+    assert "No query entity: the walk starts from the entities of" in result.format_text()
+    # the scalable path picks the same passages and ranks the same
+    ann = sample_retriever.query(q, RetrievalParams(top_k=10, search="ann"))
+    assert ann.evidence_passages == result.evidence_passages and ann.fallback is None
+    # evidence_seeds=0: the old fallback
+    off = sample_retriever.query(q, RetrievalParams(top_k=10, evidence_seeds=0))
+    assert off.fallback and off.evidence_passages == []
+
+
 def test_dense_fallback_is_exactly_the_dense_ranking(sample_retriever):
     q = "which of these is the oldest?"
-    result = sample_retriever.query(q, RetrievalParams(top_k=10, prior="dense"))
+    result = sample_retriever.query(q, RetrievalParams(top_k=10, prior="dense", evidence_seeds=0))
     assert result.fallback and "dense" in result.fallback
     dense = sample_retriever.query(q, RetrievalParams(top_k=10, mode="dense"))
     assert [p.id for p in result.passages] == [p.id for p in dense.passages]
@@ -79,7 +111,7 @@ def test_dense_fallback_is_exactly_the_dense_ranking(sample_retriever):
 
 def test_hybrid_fallback_is_the_rrf_ranking(sample_retriever):
     q = "which of these is the oldest?"
-    result = sample_retriever.query(q, RetrievalParams(top_k=10))
+    result = sample_retriever.query(q, RetrievalParams(top_k=10, evidence_seeds=0))
     assert result.fallback and "BM25 + dense" in result.fallback
     rrf = sample_retriever.query(q, RetrievalParams(top_k=10, mode="rrf"))
     assert [p.id for p in result.passages] == [p.id for p in rrf.passages]

@@ -26,6 +26,34 @@ def maximal_matches(ngrams: Sequence[NameCandidate], lookup: dict[str, int]) -> 
     return kept
 
 
+def evidence_seeds(indptr, indices, rows: Sequence[int], idf_ratio_of: Callable[[np.ndarray], np.ndarray],
+                   ) -> dict[int, float]:
+    """Seeds for a query that links no index entity: the entities of ``rows`` (passages, best
+    first: those the query-only prior ranks highest), each scored by its idf ratio (from
+    ``idf_ratio_of(entity ids)``; 1 for an entity of one passage, small for a hub) over the
+    rank (1, 2, …) of the best of those passages that holds it. ``indptr``/``indices``: C in
+    CSR form (passage → entities); only the given rows are read."""
+    seeds: dict[int, float] = {}
+    for rank, row in enumerate(rows, 1):
+        entities = np.asarray(indices[indptr[row]:indptr[row + 1]], dtype=np.int64)
+        if not entities.size:
+            continue
+        for e, v in zip(entities.tolist(), (np.asarray(idf_ratio_of(entities), dtype=np.float64) / rank).tolist()):
+            if v > seeds.get(e, 0.0):
+                seeds[e] = v
+    return seeds
+
+
+def no_seed_reason(q, params) -> str:
+    """The ``fallback`` text of a query with no seed: why, and what ranked the passages."""
+    why = ("no query entity found" if not q.mentions
+           else f"no query entity matched an index entity with similarity ≥ {params.seed_floor}")
+    if params.evidence_seeds:
+        why += ", and the best passages hold no entity"
+    return why + ("; ranked by dense passage similarity" if params.prior == "dense"
+                  else "; ranked by BM25 + dense fusion")
+
+
 def calibrate(cosine, background: float):
     """A cosine read against the background cosine b: (c − b) / (1 − b) (b is kept below 1).
     Works on a number or an array; see ``RetrievalParams.similarity``."""

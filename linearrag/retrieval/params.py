@@ -53,6 +53,11 @@ class RetrievalParams:
     term_fusion     the fusion used when every seed is a lowercase term (no name, no title in
                     the question): "same" (as ``fusion``) or "rrf" (the graph is one voter
                     among three: terms are weaker evidence than names)
+    evidence_seeds  m: when the query links no index entity, the entities of the m passages the
+                    query-only prior ranks best seed the walk, each scored by its idf ratio (1 for an
+                    entity of one passage, small for a hub) over the rank of the best of those passages
+                    that holds it; the walk then reaches what those passages' names and terms lead to
+                    (docs/method.md). 0: no walk, the fallback ranks by the prior's fusion
     ngram_linking   also seed index entities (and titles) that a query n-gram names exactly
     lowercase_linking  which English n-grams without a capitalised word may name an entity:
                     "none", "phrases" (two or more words — "path parameter" — or an identifier —
@@ -101,6 +106,7 @@ class RetrievalParams:
     prior_rerank: float = 0.0
     siblings: str = "prior"
     term_fusion: str = "rrf"
+    evidence_seeds: int = 3
     ngram_linking: bool = True
     lowercase_linking: str = "none"
     reset: str = "normalized"
@@ -120,6 +126,7 @@ class RetrievalParams:
         checks = [
             ("mode", self.mode in MODES, f"one of {', '.join(MODES)}"),
             ("top_k", self.top_k >= 1, "≥ 1"),
+            ("evidence_seeds", self.evidence_seeds >= 0, "≥ 0"),
             ("delta", 0.0 <= self.delta <= 1.0, "in [0, 1]"),
             ("max_iterations", self.max_iterations >= 0, "≥ 0"),
             ("lam", self.lam >= 0.0, "≥ 0"),

@@ -45,6 +45,7 @@ class QueryResult:
     params: dict
     timings_ms: dict[str, float]
     warnings: list[str] = field(default_factory=list)   # e.g. a query in a language the index does not hold
+    evidence_passages: list[str] = field(default_factory=list)  # seeds came from these passages' entities
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -55,6 +56,9 @@ class QueryResult:
         lines.extend(f"Warning: {w}" for w in self.warnings)
         if self.fallback:
             lines.append(f"Fallback: {self.fallback}")
+        if self.evidence_passages:
+            lines.append("No query entity: the walk starts from the entities of "
+                         + ", ".join(f"[{p}]" for p in self.evidence_passages))
         if self.query_entities:
             linked = ", ".join(
                 f"{q.surface} → {q.entity} ({q.similarity:.2f})" if q.entity else f"{q.surface} → (no match)"

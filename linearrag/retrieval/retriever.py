@@ -23,7 +23,7 @@ from ..lexical import EnglishTokenizer, Postings
 from ..store import Index, load_index
 from .activation import Activation, activate_entities
 from .fusion import hybrid_prior, min_rank_scores, order_siblings, rrf_scores, top_k
-from .linking import calibrate, link_entities
+from .linking import calibrate, evidence_seeds, link_entities, no_seed_reason
 from .local import SparseActivation
 from .params import ANN_MIN_PASSAGES, RetrievalParams
 from .scalable import ScalablePath
@@ -201,10 +201,12 @@ class Retriever:
         query_entities: list[QueryEntity] = []
         activation: Activation | None = None
         fallback = None
+        evidence = np.zeros(0, dtype=np.int64)
         if self.uses_ann(params):
-            rows, row_scores, activation, query_entities, fallback = self.scalable.retrieve(
+            rows, row_scores, activation, query_entities, fallback, evidence = self.scalable.retrieve(
                 q, params, timings, lambda: self.link(q, params))
-            return self._result(q, params, rows, row_scores, activation, query_entities, fallback, timings, t_start)
+            return self._result(q, params, rows, row_scores, activation, query_entities, fallback, timings, t_start,
+                                evidence)
         if params.mode == "dense":
             scores = self.dense_scores(q)
         elif params.mode == "bm25":
@@ -222,15 +224,19 @@ class Retriever:
             if background is not None:
                 dense = calibrate(dense, background)
             lexical = self.bm25_scores(q) if params.prior == "hybrid" or params.fusion != "none" else None
+            if not seeds and params.evidence_seeds:
+                graph = self.index.graph
+                evidence = top_k(dense if params.prior == "dense" else hybrid_prior(dense, lexical),
+                                 params.evidence_seeds)
+                seeds = evidence_seeds(graph.C_indptr, graph.C_indices, evidence, lambda e: self.idf_ratio[e])
+                if not seeds:
+                    evidence = evidence[:0]
             timings["prior"] = (time.perf_counter() - t0) * 1000
             if not seeds:
-                fallback = ("no query entity found" if not q.mentions
-                            else f"no query entity matched an index entity with similarity ≥ {params.seed_floor}")
+                fallback = no_seed_reason(q, params)
                 if params.prior == "dense":
-                    fallback += "; ranked by dense passage similarity"
                     scores = dense
                 else:
-                    fallback += "; ranked by BM25 + dense fusion"
                     scores = rrf_scores([dense, lexical], params.rrf_k, only_positive=[False, True])
             else:
                 t0 = time.perf_counter()
@@ -255,9 +261,11 @@ class Retriever:
                     scores = min_rank_scores(scores, secondary, params.fusion_weight, depth=params.top_k)
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
         rows = top_k(scores, params.top_k)
-        return self._result(q, params, rows, scores[rows], activation, query_entities, fallback, timings, t_start)
+        return self._result(q, params, rows, scores[rows], activation, query_entities, fallback, timings, t_start,
+                            evidence)
 
-    def _result(self, q, params, rows, row_scores, activation, query_entities, fallback, timings, t_start):
+    def _result(self, q, params, rows, row_scores, activation, query_entities, fallback, timings, t_start,
+                evidence=()):
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
         parts = ANALYSIS_PARTS[params.mode]
         if self._tokenizer is None and "ner" in parts:   # Japanese: one GiNZA pass gives both
@@ -269,6 +277,7 @@ class Retriever:
             activated_count=0 if activation is None else int(activation.active.size),
             passages=self._hits(rows, row_scores, activation), fallback=fallback, warnings=list(q.warnings),
             params=params.to_dict(), timings_ms={k: round(v, 3) for k, v in timings.items()},
+            evidence_passages=[self.index.passage_ids[int(r)] for r in evidence],
         )
 
     # ---- scoring pieces ----------------------------------------------------------------

@@ -29,8 +29,9 @@ from ..errors import ParameterError
 from ..files import as_float32, read_rows
 from ..lexical import LexicalHits
 from .fusion import min_rank_positions, order_siblings
-from .linking import calibrate
-from .local import PushScratch, SparseActivation, gather, local_activation, local_reset, lookup_sorted, push_pagerank
+from .linking import calibrate, evidence_seeds, no_seed_reason
+from .local import (PushScratch, SparseActivation, gather, hub_weights_of, local_activation, local_reset,
+                    lookup_sorted, push_pagerank)
 from .params import RetrievalParams
 
 SIBLING_DEPTH = 100      # as fusion.order_siblings
@@ -155,7 +156,8 @@ class ScalablePath:
 
     # ---- the modes -----------------------------------------------------------------------
     def retrieve(self, q, params: RetrievalParams, timings: dict, link):
-        """(rows best first, their scores, activation, query entities, fallback)."""
+        """(rows best first, their scores, activation, query entities, fallback, the rows whose
+        entities seeded a query without a linked entity: ``RetrievalParams.evidence_seeds``)."""
         if params.sigma_scale == "relative":
             raise ParameterError("sigma_scale=relative needs the best cosine over all sentences; "
                                  "use search=exact with it")
@@ -169,24 +171,28 @@ class ScalablePath:
         base = np.union1d(ev.dense_rows, ev.lex_top)
         timings["prior"] = (time.perf_counter() - t0) * 1000
         if params.mode == "dense":
-            return ev.dense_rows[:params.top_k], ev.dense_cos[:params.top_k].astype(np.float64), None, [], None
+            return ev.dense_rows[:params.top_k], ev.dense_cos[:params.top_k].astype(np.float64), None, [], None, ()
         if params.mode == "bm25":
             rows = ev.lex_top[:params.top_k]
-            return rows, ev.lexical(rows).astype(np.float64), None, [], None
+            return rows, ev.lexical(rows).astype(np.float64), None, [], None, ()
         if params.mode == "rrf":
             rows, scores = self._rrf_fallback(base, ev, q, params)
-            return rows, scores, None, [], None
+            return rows, scores, None, [], None, ()
+        evidence = np.zeros(0, dtype=np.int64)
+        if not seeds and params.evidence_seeds:
+            evidence = base[top_rows(base, ev.prior(base, self.cosines(base, q), params), params.evidence_seeds)]
+            seeds = evidence_seeds(self.graph.C_indptr, self.graph.C_indices, evidence, lambda e: hub_weights_of(
+                self.graph.CT_indptr, self.graph.n_passages, e, 1.0))
+            if not seeds:
+                evidence = evidence[:0]
         if not seeds:
-            fallback = ("no query entity found" if not q.mentions
-                        else f"no query entity matched an index entity with similarity ≥ {params.seed_floor}")
+            fallback = no_seed_reason(q, params)
             if params.prior == "dense":
-                fallback += "; ranked by dense passage similarity"
                 cos = ev.calibrated(ev.dense_cos)
                 keep = top_rows(ev.dense_rows, cos, params.top_k)
-                return ev.dense_rows[keep], cos[keep].astype(np.float64), None, query_entities, fallback
-            fallback += "; ranked by BM25 + dense fusion"
+                return ev.dense_rows[keep], cos[keep].astype(np.float64), None, query_entities, fallback, evidence
             rows, scores = self._rrf_fallback(base, ev, q, params)
-            return rows, scores, None, query_entities, fallback
+            return rows, scores, None, query_entities, fallback, evidence
 
         t0 = time.perf_counter()
         activation = self.activate(q, seeds, params, covered, ev, base)
@@ -226,7 +232,7 @@ class ScalablePath:
             scores = min_rank_positions(rows, r1, r2)
         timings["ppr"] = (time.perf_counter() - t0) * 1000
         keep = top_rows(rows, scores, params.top_k)
-        return rows[keep], scores[keep], activation, query_entities, None
+        return rows[keep], scores[keep], activation, query_entities, None, evidence
 
     # ---- pieces --------------------------------------------------------------------------
     def activate(self, q, seeds, params, excluded, ev: Evidence, base: np.ndarray) -> SparseActivation:
