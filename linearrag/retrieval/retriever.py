@@ -224,10 +224,10 @@ class Retriever:
             if background is not None:
                 dense = calibrate(dense, background)
             lexical = self.bm25_scores(q) if params.prior == "hybrid" or params.fusion != "none" else None
+            prior = dense if params.prior == "dense" else hybrid_prior(dense, lexical)
             if not seeds and params.evidence_seeds:
                 graph = self.index.graph
-                evidence = top_k(dense if params.prior == "dense" else hybrid_prior(dense, lexical),
-                                 params.evidence_seeds)
+                evidence = top_k(prior, params.evidence_seeds)
                 seeds = evidence_seeds(graph.C_indptr, graph.C_indices, evidence, lambda e: self.idf_ratio[e])
                 if not seeds:
                     evidence = evidence[:0]
@@ -243,7 +243,6 @@ class Retriever:
                 activation = self.activate(q, seeds, params, covered, background)
                 timings["activation"] = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
-                prior = dense if params.prior == "dense" else hybrid_prior(dense, lexical)
                 scores = self.pagerank(prior, activation, params)
                 if params.prior_rerank > 0:
                     scores = scores * np.power(np.clip(prior, 1e-6, None), params.prior_rerank)
