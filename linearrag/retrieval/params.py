@@ -58,6 +58,12 @@ class RetrievalParams:
                     entity of one passage, small for a hub) over the rank of the best of those passages
                     that holds it; the walk then reaches what those passages' names and terms lead to
                     (docs/method.md). 0: no walk, the fallback ranks by the prior's fusion
+    link_depth      linked selection (retrieval/chain.py) over the ``link_depth`` best-scored passages
+                    when the walk ran, on corpora of titled records: rank 1 stays, each next rank
+                    goes to the best-scored passage whose title a passage placed above names (an
+                    entity of it, or written in its text), else to the best-scored one — the
+                    second hop follows what the first passage names. Documents stay in score
+                    order (headings are common words). 0 or 1: off
     ngram_linking   also seed index entities (and titles) that a query n-gram names exactly
     lowercase_linking  which English n-grams without a capitalised word may name an entity:
                     "none", "phrases" (two or more words — "path parameter" — or an identifier —
@@ -107,6 +113,7 @@ class RetrievalParams:
     siblings: str = "prior"
     term_fusion: str = "rrf"
     evidence_seeds: int = 3
+    link_depth: int = 30
     ngram_linking: bool = True
     lowercase_linking: str = "none"
     reset: str = "normalized"
@@ -127,6 +134,7 @@ class RetrievalParams:
             ("mode", self.mode in MODES, f"one of {', '.join(MODES)}"),
             ("top_k", self.top_k >= 1, "≥ 1"),
             ("evidence_seeds", self.evidence_seeds >= 0, "≥ 0"),
+            ("link_depth", self.link_depth >= 0, "≥ 0"),
             ("delta", 0.0 <= self.delta <= 1.0, "in [0, 1]"),
             ("max_iterations", self.max_iterations >= 0, "≥ 0"),
             ("lam", self.lam >= 0.0, "≥ 0"),
@@ -162,6 +170,12 @@ class RetrievalParams:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def depth(self) -> int:
+        """How many best-scored passages a walk's ranking needs: ``top_k``, or ``link_depth``
+        when linked selection reorders more than that."""
+        return max(self.top_k, self.link_depth)
 
     def fusion_for(self, documents: bool) -> str:
         """The fusion these parameters use on an index of documents (True) or of titled records."""
@@ -215,7 +229,7 @@ def parse_overrides(items: list[str] | None) -> dict[str, str]:
 # The paper's method as published: eq. 5 and eq. 7 literally, dense prior, NER seeds only,
 # no hub damping, no fusion; with its per-data-set values.
 _PAPER = {"damping": 0.5, "passage_weight": 0.05, "reset": "paper", "propagation": "sum", "prior": "dense",
-          "hub_damping": 0.0, "fusion": "none", "ngram_linking": False}
+          "hub_damping": 0.0, "fusion": "none", "ngram_linking": False, "link_depth": 0}
 PRESETS: dict[str, dict[str, object]] = {
     "default": {},
     "paper-2wiki": {"lam": 0.05, "delta": 0.4, "max_iterations": 3, **_PAPER},

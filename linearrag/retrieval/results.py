@@ -31,6 +31,7 @@ class PassageHit:
     score: float
     text: str
     entities: list[str] = field(default_factory=list)  # activated entities the passage contains
+    linked_from: str | None = None   # placed here because this passage above it names it (linked selection)
 
 
 @dataclass
@@ -74,6 +75,8 @@ class QueryResult:
         for p in self.passages:
             title = f" {p.title}" if p.title else ""
             lines.append(f"  {p.rank}. [{p.id}]{title} (score {p.score:.4g})")
+            if p.linked_from:
+                lines.append(f"     named by [{p.linked_from}] above")
             if p.entities:
                 lines.append(f"     entities: {', '.join(p.entities)}")
             hops = [reached[e] for e in p.entities if e in reached and reached[e].passage_id != p.id]

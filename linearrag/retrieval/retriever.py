@@ -22,6 +22,7 @@ from ..language import query_language_warning
 from ..lexical import EnglishTokenizer, Postings
 from ..store import Index, load_index
 from .activation import Activation, activate_entities
+from .chain import TitleMentions, linked_order, name_entities
 from .fusion import hybrid_prior, min_rank_scores, order_siblings, rrf_scores, top_k
 from .linking import calibrate, evidence_seeds, link_entities, no_seed_reason
 from .local import SparseActivation
@@ -257,14 +258,21 @@ class Retriever:
                 elif fusion == "min":
                     secondary = lexical if params.fusion_secondary == "bm25" else rrf_scores(
                         [lexical, dense], params.rrf_k, only_positive=[True, False])
-                    scores = min_rank_scores(scores, secondary, params.fusion_weight, depth=params.top_k)
+                    scores = min_rank_scores(scores, secondary, params.fusion_weight, depth=params.depth)
                 timings["ppr"] = (time.perf_counter() - t0) * 1000
-        rows = top_k(scores, params.top_k)
+        rows = top_k(scores, params.top_k if activation is None else params.depth)
         return self._result(q, params, rows, scores[rows], activation, query_entities, fallback, timings, t_start,
                             evidence)
 
     def _result(self, q, params, rows, row_scores, activation, query_entities, fallback, timings, t_start,
                 evidence=()):
+        """The result of ranked ``rows`` (best first; after a walk, up to ``params.depth`` of them:
+        linked selection orders them here and the first ``top_k`` are returned)."""
+        linked: list[int] = []
+        if activation is not None:
+            t0 = time.perf_counter()
+            rows, row_scores, linked = self.linked_selection(rows, np.asarray(row_scores), params)
+            timings["selection"] = (time.perf_counter() - t0) * 1000
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
         parts = ANALYSIS_PARTS[params.mode]
         if self._tokenizer is None and "ner" in parts:   # Japanese: one GiNZA pass gives both
@@ -274,7 +282,7 @@ class Retriever:
             query=q.text, mode=params.mode, query_entities=query_entities,
             activated_entities=self._report_entities(activation, params.max_reported_entities),
             activated_count=0 if activation is None else int(activation.active.size),
-            passages=self._hits(rows, row_scores, activation), fallback=fallback, warnings=list(q.warnings),
+            passages=self._hits(rows, row_scores, activation, linked), fallback=fallback, warnings=list(q.warnings),
             params=params.to_dict(), timings_ms={k: round(v, 3) for k, v in timings.items()},
             evidence_passages=[self.index.passage_ids[int(r)] for r in evidence],
         )
@@ -364,7 +372,25 @@ class Retriever:
         return scores
 
     # ---- output ------------------------------------------------------------------------
-    def _hits(self, rows: np.ndarray, row_scores: np.ndarray, activation) -> list[PassageHit]:
+    def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams):
+        """The first ``top_k`` of ``rows`` (best-scored first) after linked selection
+        (retrieval/chain.py) — on corpora of titled records; off when ``link_depth`` ≤ 1 and on
+        documents, where section headings are common words and it measured worse
+        (docs/benchmarks.md): (rows, their scores, per row the position of the passage above
+        that names it, −1 where none)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if params.link_depth <= 1 or len(rows) < 2 or self.documents:
+            return rows[:params.top_k], row_scores[:params.top_k], []
+        titles = [self.index.passage_titles[r] for r in rows.tolist()]
+        names = name_entities(titles, self.entity_lookup, self.aliases.canonical)
+        graph = self.index.graph
+        texts = [self.index.passage_texts[r] for r in rows.tolist()]
+        mentions = TitleMentions(titles, texts, whole_words=self.index.language == "en")
+        order, linked = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions)
+        order, linked = order[:params.top_k], linked[:params.top_k]
+        return rows[order], row_scores[order], linked
+
+    def _hits(self, rows: np.ndarray, row_scores: np.ndarray, activation, linked: list[int] = ()) -> list[PassageHit]:
         idx, graph = self.index, self.index.graph
         hits = []
         for rank, (row, score) in enumerate(zip(rows.tolist(), np.asarray(row_scores).tolist()), start=1):
@@ -375,8 +401,10 @@ class Retriever:
                 active = cols[levels > 0]
                 order = np.lexsort((active, -scores[levels > 0]))
                 ents = [graph.entity_names[e] for e in active[order].tolist()]
+            source = linked[rank - 1] if rank <= len(linked) else -1
             hits.append(PassageHit(rank=rank, id=idx.passage_ids[row], title=idx.passage_titles[row],
-                                   score=round(float(score), 8), text=idx.passage_texts[row], entities=ents))
+                                   score=round(float(score), 8), text=idx.passage_texts[row], entities=ents,
+                                   linked_from=idx.passage_ids[int(rows[source])] if source >= 0 else None))
         return hits
 
     def _report_entities(self, activation: Activation | None, limit: int) -> list[ActivatedEntity]:

@@ -231,7 +231,7 @@ class ScalablePath:
                 r2 = params.fusion_weight * positive_ranks(rows, hybrid)
             scores = min_rank_positions(rows, r1, r2)
         timings["ppr"] = (time.perf_counter() - t0) * 1000
-        keep = top_rows(rows, scores, params.top_k)
+        keep = top_rows(rows, scores, params.depth)   # linked selection (Retriever._result) orders them
         return rows[keep], scores[keep], activation, query_entities, None, evidence
 
     # ---- pieces --------------------------------------------------------------------------

@@ -1,0 +1,129 @@
+"""Linked selection: the passages ranked below the first follow the names the ones above mention.
+
+Fusion scores every passage on its own. In a two-hop question the second passage is the one
+the first *names*: the film's page names its director, whose page holds the answer; the
+director's page rarely looks like the question by itself, so it tends to sit at rank 3–10
+behind passages that do (other pages naming the film). Selection fixes the order of the
+``depth`` best-scored passages one position at a time: position 1 stays; each next position
+goes to the best-scored remaining passage whose title a passage already placed names — its
+title entity is one of that passage's entities, or the title is written in that passage's
+text (NER misses many titles) — else to the best-scored remaining passage. A title links one
+passage only: once a passage of that title is placed, its siblings (other paragraphs of the
+same article) are ranked by score again, so a link brings in the bridge, not a run of
+paragraphs that repeat it.
+
+It runs on corpora of titled records (Wikipedia-style), where a title names the passage's
+subject. On documents a passage's title is a heading path, and following headings measured
+worse there (docs/benchmarks.md), so the retriever leaves documents in score order. Nothing
+outside the ``depth`` candidates is looked at: O(depth²) per query at any corpus size.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..normalize import normalize_entity
+
+
+def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                 mentions=None) -> tuple[np.ndarray, list[int]]:
+    """Reorder candidate ``rows`` (best-scored first) by linked selection (module docstring).
+
+    ``names[i]``: the title entity of ``rows[i]`` (−1: none); ``indptr``/``indices``: the CSR
+    structure of C (passage → entities); ``mentions(j, i)`` (optional, positions into ``rows``):
+    whether passage j writes passage i's title in its text, a link too (:class:`TitleMentions`;
+    its folded ``titles`` also tell siblings apart where a title is no entity). Returns the
+    new order (positions into ``rows``) and, per output position, the position in that output
+    of the placed passage that names it (−1 where the passage keeps its place by score).
+    """
+    n = len(rows)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), []
+    order: list[int] = []
+    linked_from: list[int] = []
+    named_by: dict[int, int] = {}          # entity → output position of the first placed passage naming it
+    placed_names: set = set()              # a title already placed links no further passage (no sibling run)
+    remaining = list(range(n))
+
+    def key(i: int):
+        return int(names[i]) if names[i] >= 0 else (None if mentions is None else mentions.titles[i])
+
+    def place(i: int, source: int) -> None:
+        pos = len(order)
+        order.append(i)
+        linked_from.append(source)
+        remaining.remove(i)
+        placed_names.add(key(i))
+        row = int(rows[i])
+        for e in np.asarray(indices[indptr[row]:indptr[row + 1]]).tolist():
+            if e != names[i]:
+                named_by.setdefault(e, pos)
+
+    place(0, -1)
+    while remaining:
+        pick, source = remaining[0], -1
+        for i in remaining:
+            if key(i) in placed_names:
+                continue
+            e = int(names[i])
+            if e >= 0 and e in named_by:
+                pick, source = i, named_by[e]
+                break
+            if mentions is not None:   # the first placed passage whose text names it
+                src = next((pos for pos, j in enumerate(order) if mentions(j, i)), -1)
+                if src >= 0:
+                    pick, source = i, src
+                    break
+        place(pick, source)
+    return np.asarray(order, dtype=np.int64), linked_from
+
+
+def name_entities(titles: Sequence[str], lookup, canonical=lambda k: k) -> np.ndarray:
+    """Title entity ids of passages with these titles (−1 where the title is not an index
+    entity), keyed as graph.GraphBuilder keys a title; ``lookup``: entity key → row (a
+    files.KeyTable resolves them in one go); ``canonical`` maps an alias key to its entity's."""
+    keys = [canonical(normalize_entity(t)) if t else "" for t in titles]
+    wanted = [k for k in keys if k]
+    found = lookup.resolve(wanted) if hasattr(lookup, "resolve") else {k: lookup[k] for k in wanted if k in lookup}
+    return np.asarray([found.get(k, -1) if k else -1 for k in keys], dtype=np.int64)
+
+
+def _fold(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+class TitleMentions:
+    """``mentions(j, i)``: whether candidate j's text names candidate i's title — the title,
+    case-folded (NFKC, white space collapsed), found in the text as it is; in English as whole
+    words (not inside a longer word). A title NER did not tag as an entity still links.
+    Titles of one character, and a title equal to the naming passage's own, never count.
+    Each text is folded once, each pair tested once (a substring search, then a word check).
+    """
+
+    def __init__(self, titles: Sequence[str], texts: Sequence[str], whole_words: bool):
+        self.titles = [_fold(t) for t in titles]
+        self._texts = list(texts)
+        self._folded: dict[int, str] = {}
+        self.whole_words = whole_words
+
+    def text(self, j: int) -> str:
+        if j not in self._folded:
+            self._folded[j] = _fold(self._texts[j])
+        return self._folded[j]
+
+    def __call__(self, j: int, i: int) -> bool:
+        title = self.titles[i]
+        if len(title) < 2 or title == self.titles[j]:
+            return False
+        text = self.text(j)
+        at = text.find(title)
+        while at >= 0:
+            end = at + len(title)
+            if not self.whole_words or ((at == 0 or not text[at - 1].isalnum())
+                                        and (end == len(text) or not text[end].isalnum())):
+                return True
+            at = text.find(title, at + 1)
+        return False
