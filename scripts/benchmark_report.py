@@ -36,6 +36,8 @@ ABLATIONS = {
     "paper-faithful (preset)": "paper-2wiki",
     "raw cosines (no calibration)": {"similarity": "raw"},
     "siblings in walk order": {"siblings": "walk"},
+    "no linked selection (score order)": {"link_depth": 0},
+    "no evidence seeds (no walk without a query entity)": {"evidence_seeds": 0},
     "lowercase n-grams: phrases": {"lowercase_linking": "phrases"},
     "lowercase n-grams: all": {"lowercase_linking": "all"},
     "terms-only queries fused like the others": {"term_fusion": "same"},

@@ -79,6 +79,9 @@ def test_the_director_named_by_the_film_comes_second(sample_retriever):
     assert [p.score for p in off.passages] == sorted((p.score for p in off.passages), reverse=True)
     assert "named by [2w002388] above" in on.format_text()
     assert on.to_dict()["passages"][1]["linked_from"] == "2w002388"
+    from linearrag.explain.html import query_elements
+    edges = [e["data"] for e in query_elements(on.to_dict()) if e["data"].get("short") == "names"]
+    assert [d["detail"] for d in edges] == ["[2w002388] names Peter Ustinov [2w002385]"]
     # the scalable path selects the same way
     ann = sample_retriever.query(ROMANOFF, RetrievalParams(search="ann"))
     assert [p.id for p in ann.passages][:2] == on_ids[:2]

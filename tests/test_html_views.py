@@ -72,6 +72,9 @@ def test_query_view(browser, sample_retriever, tmp_path):
     first = result["passages"][0]["text"][:60]
     assert first in page.locator("#details").inner_text()
     assert "Frederick Barbarossa" in page.locator("#list").inner_text()
+    # linked selection's edge: Adelaide's page names Hugh IV, whose page follows it
+    linked = [p for p in result["passages"] if p["linked_from"]]
+    assert linked and f"[{linked[0]['linked_from']}] names {linked[0]['title']}" in page.locator("#list").inner_text()
     page.close()
 
 

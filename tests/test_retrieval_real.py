@@ -9,6 +9,7 @@ import pytest
 
 from linearrag import ParameterError, RetrievalParams, Retriever, load_index
 from linearrag.errors import IndexFormatError, ModelMismatchError
+from linearrag.retrieval.params import PRESETS
 
 from .conftest import ROOT
 
@@ -98,6 +99,16 @@ def test_a_query_without_entities_walks_from_its_best_passages(sample_retriever)
     # evidence_seeds=0: the old fallback
     off = sample_retriever.query(q, RetrievalParams(top_k=10, evidence_seeds=0))
     assert off.fallback and off.evidence_passages == []
+
+
+def test_no_fusion_with_a_dense_prior_walks_a_seedless_query(sample_retriever):
+    # evidence seeds fuse like term seeds (term_fusion=rrf), which needs BM25 even when
+    # fusion=none and prior=dense (it crashed once); the paper preset does neither
+    result = sample_retriever.query("how old is it", RetrievalParams(prior="dense", fusion="none"))
+    assert result.fallback is None and result.evidence_passages and len(result.passages) == 5
+    paper = sample_retriever.query("how old is it", RetrievalParams().with_overrides(PRESETS["paper-2wiki"]))
+    assert paper.fallback == "no query entity found; ranked by dense passage similarity"
+    assert all(p.linked_from is None for p in paper.passages)
 
 
 def test_dense_fallback_is_exactly_the_dense_ranking(sample_retriever):

@@ -145,6 +145,11 @@ def query_elements(result: dict) -> list[dict]:
             if name in ids:
                 elements.append(_edge(f"c{k}", pid[p["id"]], ids[name], f"[{p['id']}] contains {name}"))
                 k += 1
+        source = p.get("linked_from")
+        if source in pid:   # linked selection: the passage above names this one's title
+            elements.append(_edge(f"l{k}", pid[source], pid[p["id"]],
+                                  f"[{source}] names {p['title'] or p['id']} [{p['id']}]", "names"))
+            k += 1
     return elements
 
 

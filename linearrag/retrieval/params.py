@@ -227,9 +227,11 @@ def parse_overrides(items: list[str] | None) -> dict[str, str]:
 
 
 # The paper's method as published: eq. 5 and eq. 7 literally, dense prior, NER seeds only,
-# no hub damping, no fusion; with its per-data-set values.
+# no hub damping, no fusion, no linked selection, no walk for a query without an entity;
+# with its per-data-set values.
 _PAPER = {"damping": 0.5, "passage_weight": 0.05, "reset": "paper", "propagation": "sum", "prior": "dense",
-          "hub_damping": 0.0, "fusion": "none", "ngram_linking": False, "link_depth": 0}
+          "hub_damping": 0.0, "fusion": "none", "ngram_linking": False, "link_depth": 0,
+          "term_fusion": "same", "evidence_seeds": 0}
 PRESETS: dict[str, dict[str, object]] = {
     "default": {},
     "paper-2wiki": {"lam": 0.05, "delta": 0.4, "max_iterations": 3, **_PAPER},

@@ -224,7 +224,9 @@ class Retriever:
             background = self.background(q) if calibrated else None
             if background is not None:
                 dense = calibrate(dense, background)
-            lexical = self.bm25_scores(q) if params.prior == "hybrid" or params.fusion != "none" else None
+            # BM25 for the prior and for any fusion (term_fusion may fuse even when fusion=none)
+            lexical = (self.bm25_scores(q) if params.prior == "hybrid" or params.fusion != "none"
+                       or params.term_fusion != "same" else None)
             prior = dense if params.prior == "dense" else hybrid_prior(dense, lexical)
             if not seeds and params.evidence_seeds:
                 graph = self.index.graph
