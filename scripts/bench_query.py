@@ -1,6 +1,7 @@
 """Query latency benchmark: warm p50/p95 per stage in one process, and cold CLI time.
 
   uv run scripts/bench_query.py --index indexes/2wiki --questions ../shared/benchmarks/2wiki/questions.jsonl
+  uv run scripts/bench_query.py ... --param link_depth=0 --cold-runs 0   (a parameter changed)
 
 Warm: every question answered one at a time with Retriever.query (NER, embedding and
 retrieval included), after one warm-up query. Cold: `query_graph.py --query` as a new
@@ -41,10 +42,10 @@ print(json.dumps(dict(imports=t1 - t0, index_load=t2 - t1, models_import_and_loa
 """
 
 
-def warm(index: str, questions: list[str], mode: str) -> dict:
+def warm(index: str, questions: list[str], mode: str, overrides: dict | None = None) -> dict:
     from linearrag import RetrievalParams, Retriever
 
-    retriever = Retriever.from_path(index, RetrievalParams(mode=mode))
+    retriever = Retriever.from_path(index, RetrievalParams(mode=mode).with_overrides(overrides or {}))
     retriever.query(questions[0])
     stages: dict[str, list[float]] = {}
     walls = []
@@ -82,11 +83,23 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=1000)
     ap.add_argument("--mode", default="linearrag")
     ap.add_argument("--cold-runs", type=int, default=3)
+    ap.add_argument("--param", action="append", metavar="NAME=VALUE", help="a retrieval parameter (warm runs)")
     args = ap.parse_args()
     from linearrag.questions import load_questions
+    from linearrag.retrieval.params import parse_overrides
 
     questions = [q.question for q in load_questions(args.questions)[: args.limit]]
-    report = {"questions": len(questions), "mode": args.mode, "warm": warm(args.index, questions, args.mode)}
+    from linearrag import RetrievalParams
+    from linearrag.errors import LinearRAGError
+
+    try:
+        overrides = parse_overrides(args.param)
+        RetrievalParams(mode=args.mode).with_overrides(overrides)   # checked before any model loads
+    except LinearRAGError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    report = {"questions": len(questions), "mode": args.mode, "params": overrides,
+              "warm": warm(args.index, questions, args.mode, overrides)}
     if args.cold_runs:
         report["cold"] = cold(args.index, questions[0], args.cold_runs)
     print(json.dumps(report, indent=2))
