@@ -45,6 +45,7 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
     order: list[int] = []
     linked_from: list[int] = []
     named_by: dict[int, int] = {}          # entity → output position of the first placed passage naming it
+    written_by: dict[int, int] = {}        # candidate → output position of the first placed text naming it
     placed_names: set = set()              # a title already placed links no further passage (no sibling run)
     remaining = list(range(n))
 
@@ -61,6 +62,10 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
         for e in np.asarray(indices[indptr[row]:indptr[row + 1]]).tolist():
             if e != names[i]:
                 named_by.setdefault(e, pos)
+        if mentions is not None:   # each pair is tested once: when its naming side is placed
+            for r in remaining:
+                if r not in written_by and mentions(i, r):
+                    written_by[r] = pos
 
     place(0, -1)
     while remaining:
@@ -72,11 +77,9 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
             if e >= 0 and e in named_by:
                 pick, source = i, named_by[e]
                 break
-            if mentions is not None:   # the first placed passage whose text names it
-                src = next((pos for pos, j in enumerate(order) if mentions(j, i)), -1)
-                if src >= 0:
-                    pick, source = i, src
-                    break
+            if i in written_by:
+                pick, source = i, written_by[i]
+                break
         place(pick, source)
     return np.asarray(order, dtype=np.int64), linked_from
 
