@@ -58,8 +58,8 @@ class RetrievalParams:
                     entity of one passage, small for a hub) over the rank of the best of those passages
                     that holds it; the walk then reaches what those passages' names and terms lead to
                     (docs/method.md). 0: no walk, the fallback ranks by the prior's fusion
-    link_depth      linked selection (retrieval/chain.py) over the ``link_depth`` best-scored passages
-                    when the walk ran, on corpora of titled records: rank 1 stays, each next rank
+    link_depth      linked selection (retrieval/chain.py) over the max(``link_depth``, ``top_k``)
+                    best-scored passages when the walk ran, on corpora of titled records: rank 1 stays, each next rank
                     goes to the best-scored passage whose title a passage placed above names (an
                     entity of it, or written in its text), else to the best-scored one — the
                     second hop follows what the first passage names. Documents stay in score
