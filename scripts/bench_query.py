@@ -85,12 +85,10 @@ def main() -> int:
     ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--param", action="append", metavar="NAME=VALUE", help="a retrieval parameter (warm runs)")
     args = ap.parse_args()
-    from linearrag.questions import load_questions
-    from linearrag.retrieval.params import parse_overrides
-
-    questions = [q.question for q in load_questions(args.questions)[: args.limit]]
     from linearrag import RetrievalParams
     from linearrag.errors import LinearRAGError
+    from linearrag.questions import load_questions
+    from linearrag.retrieval.params import parse_overrides
 
     try:
         overrides = parse_overrides(args.param)
@@ -98,6 +96,7 @@ def main() -> int:
     except LinearRAGError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    questions = [q.question for q in load_questions(args.questions)[: args.limit]]
     report = {"questions": len(questions), "mode": args.mode, "params": overrides,
               "warm": warm(args.index, questions, args.mode, overrides)}
     if args.cold_runs:

@@ -29,7 +29,7 @@ from ..normalize import normalize_entity
 
 
 def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
-                 mentions=None) -> tuple[np.ndarray, list[int]]:
+                 mentions=None, limit: int | None = None) -> tuple[np.ndarray, list[int]]:
     """Reorder candidate ``rows`` (best-scored first) by linked selection (module docstring).
 
     ``names[i]``: the title entity of ``rows[i]`` (−1: none); ``indptr``/``indices``: the CSR
@@ -38,16 +38,16 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
     its folded ``titles`` also tell siblings apart where a title is no entity). Returns the
     new order (positions into ``rows``) and, per output position, the position in that output
     of the placed passage that names it (−1 where the passage keeps its place by score).
+    With ``limit`` only the first ``limit`` positions are placed (the same ones: each position
+    depends only on those above it).
     """
-    n = len(rows)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), []
+    n = len(rows) if limit is None else min(limit, len(rows))
     order: list[int] = []
     linked_from: list[int] = []
     named_by: dict[int, int] = {}          # entity → output position of the first placed passage naming it
     written_by: dict[int, int] = {}        # candidate → output position of the first placed text naming it
     placed_names: set = set()              # a title already placed links no further passage (no sibling run)
-    remaining = list(range(n))
+    remaining = list(range(len(rows)))
 
     def key(i: int):
         return int(names[i]) if names[i] >= 0 else (None if mentions is None else mentions.titles[i])
@@ -62,13 +62,15 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
         for e in np.asarray(indices[indptr[row]:indptr[row + 1]]).tolist():
             if e != names[i]:
                 named_by.setdefault(e, pos)
-        if mentions is not None:   # each pair is tested once: when its naming side is placed
+        if mentions is not None and len(order) < n:   # each pair tested once, when its naming side is placed
             for r in remaining:
                 if r not in written_by and mentions(i, r):
                     written_by[r] = pos
 
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), []
     place(0, -1)
-    while remaining:
+    while remaining and len(order) < n:
         pick, source = remaining[0], -1
         for i in remaining:
             if key(i) in placed_names:
@@ -106,15 +108,17 @@ class TitleMentions:
     Each text is folded once, each pair tested once (a substring search, then a word check).
     """
 
-    def __init__(self, titles: Sequence[str], texts: Sequence[str], whole_words: bool):
+    def __init__(self, titles: Sequence[str], texts, whole_words: bool):
+        """``texts``: the candidates' texts, or a function of the position giving one (read only
+        for the passages that get placed)."""
         self.titles = [_fold(t) for t in titles]
-        self._texts = list(texts)
+        self._text_of = texts if callable(texts) else list(texts).__getitem__
         self._folded: dict[int, str] = {}
         self.whole_words = whole_words
 
     def text(self, j: int) -> str:
         if j not in self._folded:
-            self._folded[j] = _fold(self._texts[j])
+            self._folded[j] = _fold(self._text_of(j))
         return self._folded[j]
 
     def __call__(self, j: int, i: int) -> bool:

@@ -59,11 +59,11 @@ class RetrievalParams:
                     that holds it; the walk then reaches what those passages' names and terms lead to
                     (docs/method.md). 0: no walk, the fallback ranks by the prior's fusion
     link_depth      linked selection (retrieval/chain.py) over the max(``link_depth``, ``top_k``)
-                    best-scored passages when the walk ran, on corpora of titled records: rank 1 stays, each next rank
-                    goes to the best-scored passage whose title a passage placed above names (an
-                    entity of it, or written in its text), else to the best-scored one — the
-                    second hop follows what the first passage names. Documents stay in score
-                    order (headings are common words). 0 or 1: off
+                    best-scored passages when the walk ran, on corpora of titled records: rank 1
+                    stays, each next rank goes to the best-scored passage whose title a passage
+                    placed above names (an entity of it, or written in its text), else to the
+                    best-scored one — the second hop follows what the first passage names.
+                    Documents stay in score order (headings are common words). 0 or 1: off
     ngram_linking   also seed index entities (and titles) that a query n-gram names exactly
     lowercase_linking  which English n-grams without a capitalised word may name an entity:
                     "none", "phrases" (two or more words — "path parameter" — or an identifier —

@@ -386,10 +386,9 @@ class Retriever:
         titles = [self.index.passage_titles[r] for r in rows.tolist()]
         names = name_entities(titles, self.entity_lookup, self.aliases.canonical)
         graph = self.index.graph
-        texts = [self.index.passage_texts[r] for r in rows.tolist()]
-        mentions = TitleMentions(titles, texts, whole_words=self.index.language == "en")
-        order, linked = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions)
-        order, linked = order[:params.top_k], linked[:params.top_k]
+        texts = self.index.passage_texts
+        mentions = TitleMentions(titles, lambda j: texts[int(rows[j])], whole_words=self.index.language == "en")
+        order, linked = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions, limit=params.top_k)
         return rows[order], row_scores[order], linked
 
     def _hits(self, rows: np.ndarray, row_scores: np.ndarray, activation, linked: list[int] = ()) -> list[PassageHit]:
