@@ -93,10 +93,10 @@ def main() -> int:
     try:
         overrides = parse_overrides(args.param)
         RetrievalParams(mode=args.mode).with_overrides(overrides)   # checked before any model loads
+        questions = [q.question for q in load_questions(args.questions)[: args.limit]]
     except LinearRAGError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    questions = [q.question for q in load_questions(args.questions)[: args.limit]]
     report = {"questions": len(questions), "mode": args.mode, "params": overrides,
               "warm": warm(args.index, questions, args.mode, overrides)}
     if args.cold_runs:

@@ -63,3 +63,19 @@ def test_a_running_thread_finishes_first(tmp_path):
     """, tmp_path)
     assert done.returncode == 0
     assert (tmp_path / "thread-done").read_text() == "yes"
+
+
+def test_bench_query_bad_input_is_one_error_line(tmp_path):
+    """A missing or malformed questions file and an unknown --param: one ``error:`` line, exit 2."""
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "bench_query.py"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{bad\n")
+    for extra in (["--questions", str(tmp_path / "missing.jsonl")], ["--questions", str(bad)],
+                  ["--questions", str(bad), "--param", "bogus=1"]):
+        done = subprocess.run([sys.executable, str(script), "--index", str(tmp_path), *extra], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
