@@ -43,6 +43,7 @@ ABLATIONS = {
     "terms-only queries fused like the others": {"term_fusion": "same"},
     "defaults before issue 17 (same index)": {"lowercase_linking": "phrases", "siblings": "walk"},
     "min fusion on documents too": {"fusion": "min"},
+    "dense voter: passage cosine alone (no best sentence)": {"sentence_voter": 0},
     "ann path (search=ann)": {"search": "ann"},
 }
 # Columns per question layout: benchmark gold passages, or docs-layout facts.

@@ -40,6 +40,7 @@ GRID = {
     "fusion_secondary": ["bm25", "hybrid"],
     "fusion": ["auto", "min"],
     "rrf_weight": [0.5, 1.0, 2.0],
+    "sentence_voter": [0.0, 0.25, 0.5, 1.0, 2.0],
 }
 
 

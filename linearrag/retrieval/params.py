@@ -42,6 +42,13 @@ class RetrievalParams:
     fusion_weight   the factor on the BM25 rank in "min" fusion
     rrf_weight      the weight of the BM25 and of the dense ranking (each) against 1 for the
                     walk in "rrf" fusion (and in ``term_fusion``)
+    sentence_voter  β ≥ 0, on documents: in "rrf" fusion (and ``term_fusion``) the dense voter ranks a
+                    passage by its cosine plus β × the best cosine of its bridge sentences (two or
+                    more entities, embedded in the passage's context; floored at 0), so a passage
+                    one of whose sentences states what the query asks gains on passages that are
+                    only about its topic. Titled records keep the passage cosine (a record's
+                    sentences all restate its title; measured slightly worse there: docs/method.md),
+                    as do rrf mode and the fallback. 0: off
     fusion_secondary  the ranking ``min`` fusion guarantees places to: "bm25", or "hybrid" (the
                     reciprocal rank fusion of BM25 and dense, as in rrf mode)
     prior_rerank    γ ≥ 0: the PageRank score is multiplied by prior^γ before fusion (0 = off);
@@ -108,6 +115,7 @@ class RetrievalParams:
     fusion: str = "auto"
     fusion_weight: float = 3.0
     rrf_weight: float = 1.0
+    sentence_voter: float = 0.5
     fusion_secondary: str = "bm25"
     prior_rerank: float = 0.0
     siblings: str = "prior"
@@ -147,6 +155,7 @@ class RetrievalParams:
             ("fusion", self.fusion in ("none", "rrf", "min", "auto"), "'none', 'rrf', 'min' or 'auto'"),
             ("fusion_weight", self.fusion_weight > 0.0, "> 0"),
             ("rrf_weight", self.rrf_weight > 0.0, "> 0"),
+            ("sentence_voter", 0.0 <= self.sentence_voter <= 100.0, "in [0, 100]"),
             ("term_fusion", self.term_fusion in ("same", "rrf"), "'same' or 'rrf'"),
             ("lowercase_linking", self.lowercase_linking in ("none", "phrases", "all"), "'none', 'phrases' or 'all'"),
             ("reset", self.reset in ("normalized", "paper"), "'normalized' or 'paper'"),

@@ -28,6 +28,7 @@ from .linking import calibrate, evidence_seeds, link_entities, no_seed_reason
 from .local import SparseActivation
 from .params import ANN_MIN_PASSAGES, RetrievalParams
 from .scalable import ScalablePath
+from .sentences import BestSentences, dense_voter
 from .ppr import BipartiteWalk, personalized_pagerank
 from .reset import idf_ratio, passage_entity_reset
 from .results import ActivatedEntity, PassageHit, QueryEntity, QueryResult
@@ -88,6 +89,7 @@ class Retriever:
         self._entity_background_emb = as_float32(read_rows(index.entity_emb, self.entity_background))
         self._hub_weights: dict[float, np.ndarray] = {}
         self._title_groups: np.ndarray | None = None
+        self.best_sentences = BestSentences(index.graph, index.sentence_emb)
         self.scalable = ScalablePath(self)
         if warm:   # for a process that answers many queries: one-off costs paid now
             getattr(self.encoder, "warm", lambda: None)()
@@ -220,10 +222,9 @@ class Retriever:
             seeds, query_entities, covered = self.link(q, params)
             timings["linking"] = (time.perf_counter() - t0) * 1000
             t0 = time.perf_counter()
-            dense = self.dense_scores(q)
+            cosines = self.dense_scores(q)
             background = self.background(q) if calibrated else None
-            if background is not None:
-                dense = calibrate(dense, background)
+            dense = cosines if background is None else calibrate(cosines, background)
             # BM25 for the prior and for any fusion (term_fusion may fuse even when fusion=none)
             lexical = (self.bm25_scores(q) if params.prior == "hybrid" or params.fusion != "none"
                        or params.term_fusion != "same" else None)
@@ -255,7 +256,9 @@ class Retriever:
                 if params.term_fusion != "same" and all(e.how == "term" for e in query_entities if e.entity):
                     fusion = params.term_fusion   # terms alone are weak evidence: the graph is one voter
                 if fusion == "rrf":
-                    scores = rrf_scores([scores, lexical, dense], params.rrf_k,
+                    weight = self.sentence_weight(params)
+                    voter = dense if weight == 0 else dense_voter(cosines, self.best_sentences.all(q.vector), weight)
+                    scores = rrf_scores([scores, lexical, voter], params.rrf_k,
                                         [1.0, params.rrf_weight, params.rrf_weight], [True, True, False])
                 elif fusion == "min":
                     secondary = lexical if params.fusion_secondary == "bm25" else rrf_scores(
@@ -319,6 +322,11 @@ class Retriever:
 
     def dense_scores(self, q: AnalyzedQuery) -> np.ndarray:
         return np.asarray(self.passage_matrix @ q.vector, dtype=np.float32)
+
+    def sentence_weight(self, params: RetrievalParams) -> float:
+        """The weight of a passage's best sentence in the dense voter of rrf fusion
+        (``RetrievalParams.sentence_voter``: documents only)."""
+        return params.sentence_voter if self.documents else 0.0
 
     def bm25_scores(self, q: AnalyzedQuery) -> np.ndarray:
         return self.postings.scores(q.tokens)

@@ -12,7 +12,9 @@ already scores (``Retriever.background``):
 
 * the passage prior's mass outside the touched rows (it normalises the passage reset);
 * a passage's dense rank when it is not in the dense list (RRF only): P × the share of the
-  sample that is at least as similar, never better than the list's length + 1.
+  sample that is at least as similar, never better than the list's length + 1. With the
+  sentence part of the dense voter (``RetrievalParams.sentence_voter``), the dense list is
+  reordered by it (its passages' sentence vectors only) and rows outside keep that estimate.
 
 On the benchmark sets (6k–20k passages) this path stays within 0.5 point of the exact one
 (docs/scale.md); ``search=exact`` keeps the exact path at any size.
@@ -33,6 +35,7 @@ from .linking import calibrate, evidence_seeds, no_seed_reason
 from .local import (PushScratch, SparseActivation, gather, hub_weights_of, local_activation, local_reset,
                     lookup_sorted, push_pagerank)
 from .params import RetrievalParams
+from .sentences import dense_voter
 
 SIBLING_DEPTH = 100      # as fusion.order_siblings
 
@@ -77,6 +80,19 @@ class Evidence:
             sample = np.sort(self.sample_cos)
             above = sample.size - np.searchsorted(sample, np.asarray(cos)[out], side="left")
             ranks[out] = np.maximum(k + 1, np.ceil(self.n_passages * above / max(sample.size, 1)))
+        return ranks
+
+    def voter_rank(self, rows: np.ndarray, cos: np.ndarray, best_sentence_of, weight: float) -> np.ndarray:
+        """The dense voter's 1-based rank in RRF fusion (``RetrievalParams.sentence_voter``):
+        ``dense_rank``, with the dense list (every row of which is in ``rows``) reordered by
+        cosine + ``weight`` × the best sentence cosine; rows outside the list keep their
+        estimated rank. ``best_sentence_of(rows)``: those rows' best sentence cosines."""
+        ranks = self.dense_rank(rows, cos)
+        inside = np.flatnonzero(_list_positions(self.dense_rows, rows) > 0)
+        if weight == 0 or inside.size == 0:
+            return ranks
+        mixed = dense_voter(np.asarray(cos)[inside], best_sentence_of(rows[inside]), weight)
+        ranks[inside[np.lexsort((rows[inside], -mixed))]] = np.arange(1, inside.size + 1)
         return ranks
 
     def lex_rank(self, rows: np.ndarray) -> np.ndarray:
@@ -220,7 +236,8 @@ class ScalablePath:
         if fusion == "rrf":
             fused = (1.0 / (params.rrf_k + positive_ranks(rows, scores))
                      + params.rrf_weight / (params.rrf_k + ev.lex_rank(rows))
-                     + params.rrf_weight / (params.rrf_k + ev.dense_rank(rows, cos)))
+                     + params.rrf_weight / (params.rrf_k + ev.voter_rank(
+                         rows, cos, lambda sub: self.r.best_sentences.of(sub, q.vector), self.r.sentence_weight(params))))
             scores = fused
         elif fusion == "min":
             r1 = positive_ranks(rows, scores)
