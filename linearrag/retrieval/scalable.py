@@ -235,10 +235,11 @@ class ScalablePath:
             scores = self._order_siblings(rows, scores, lambda sub: ev.prior(rows[sub], self.cosines(rows[sub], q)
                                                                             if cos is None else cos[sub], params))
         if fusion == "rrf":
+            voter = ev.voter_rank(rows, cos, lambda sub: self.r.best_sentences.of(sub, q.vector),
+                                  self.r.sentence_weight(params))
             fused = (1.0 / (params.rrf_k + positive_ranks(rows, scores))
                      + params.rrf_weight / (params.rrf_k + ev.lex_rank(rows))
-                     + params.rrf_weight / (params.rrf_k + ev.voter_rank(
-                         rows, cos, lambda sub: self.r.best_sentences.of(sub, q.vector), self.r.sentence_weight(params))))
+                     + params.rrf_weight / (params.rrf_k + voter))
             scores = fused
         elif fusion == "min":
             r1 = positive_ranks(rows, scores)
