@@ -36,7 +36,7 @@ from .linking import calibrate, evidence_seeds, no_seed_reason
 from .local import (PushScratch, SparseActivation, gather, hub_weights_of, local_activation, local_reset,
                     lookup_sorted, push_pagerank)
 from .params import RetrievalParams
-from .sentences import dense_voter
+from .sentences import dense_voter, sentences_of
 
 SIBLING_DEPTH = 100      # as fusion.order_siblings
 
@@ -89,7 +89,7 @@ class Evidence:
         cosine + ``weight`` × the best sentence cosine; rows outside the list keep their
         estimated rank. ``best_sentence_of(rows)``: those rows' best sentence cosines."""
         ranks = self.dense_rank(rows, cos)
-        inside = np.flatnonzero(_list_positions(self.dense_rows, rows) > 0)
+        inside = np.flatnonzero(ranks <= self.dense_rows.size)   # exact ranks: the dense list
         if weight == 0 or inside.size == 0:
             return ranks
         mixed = dense_voter(np.asarray(cos)[inside], best_sentence_of(rows[inside]), weight)
@@ -165,11 +165,7 @@ class ScalablePath:
         """Sorted sentences of some passages (passages hold consecutive sentences)."""
         if passages.size == 0:
             return np.zeros(0, dtype=np.int64)
-        starts = np.asarray(self.graph.passage_sentences[passages], dtype=np.int64)
-        ends = np.asarray(self.graph.passage_sentences[passages + 1], dtype=np.int64)
-        lens = ends - starts
-        out = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens - starts, lens)
-        return np.sort(out)
+        return np.sort(sentences_of(self.graph.passage_sentences, passages)[0])
 
     # ---- the modes -----------------------------------------------------------------------
     def retrieve(self, q, params: RetrievalParams, timings: dict, link):

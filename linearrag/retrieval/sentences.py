@@ -57,12 +57,7 @@ class BestSentences:
         out = np.zeros(passages.size, dtype=np.float32)
         if passages.size == 0:
             return out
-        offsets = self.graph.passage_sentences
-        starts = np.asarray(offsets[passages], dtype=np.int64)
-        ends = np.asarray(offsets[passages + 1], dtype=np.int64)
-        lens = ends - starts
-        sentences = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens - starts, lens)
-        owner = np.repeat(np.arange(passages.size), lens)
+        sentences, owner = sentences_of(self.graph.passage_sentences, passages)
         indptr = np.asarray(self.graph.M_indptr)
         keep = (indptr[sentences + 1] - indptr[sentences]) >= 2
         sentences, owner = sentences[keep], owner[keep]
@@ -74,6 +69,16 @@ class BestSentences:
         firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
         out[owner[firsts]] = np.maximum(np.maximum.reduceat(cos, firsts), 0.0)
         return out
+
+
+def sentences_of(offsets: np.ndarray, passages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the sentences of ``passages`` in their order, per sentence its position in ``passages``):
+    passages hold consecutive sentences, ``offsets`` the first of each (P + 1)."""
+    passages = np.asarray(passages, dtype=np.int64)
+    starts = np.asarray(offsets[passages], dtype=np.int64)
+    lens = np.asarray(offsets[passages + 1], dtype=np.int64) - starts
+    sentences = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens - starts, lens)
+    return sentences, np.repeat(np.arange(passages.size), lens)
 
 
 def dense_voter(cosines: np.ndarray, best_sentences: np.ndarray, weight: float) -> np.ndarray:
