@@ -33,6 +33,8 @@ GRID = {
     "seed_floor": [0.6, 0.7, 0.8],
     "fusion_weight": [2.0, 3.0, 4.0],
     "lam": [0.5, 1.0, 2.0],
+    "damping": [0.3, 0.5, 0.7],
+    "evidence_seeds": [1, 2, 3, 5, 8],
     "hub_damping": [0.5, 1.0, 2.0],
     "lowercase_linking": ["none", "phrases", "all"],
     "term_fusion": ["same", "rrf"],
