@@ -82,11 +82,16 @@ def main() -> int:
         print(f"error: --params: not in the grid: {', '.join(unknown)}; choose from {', '.join(GRID)}", file=sys.stderr)
         return 2
     grid = {k: v for k, v in GRID.items() if k in args.params.split(",")}
+    bench, indexes = Path(args.benchmarks), Path(args.indexes)
+    missing = [n for n in args.sets.split(",") if not (bench / n / "questions.jsonl").is_file()]
+    if missing:
+        print(f"error: --sets: no {bench}/NAME/questions.jsonl for {', '.join(missing)}; "
+              f"pass set folders of --benchmarks (e.g. {', '.join(SETS)})", file=sys.stderr)
+        return 2
     from linearrag import RetrievalParams, Retriever
     from linearrag.evaluation.split import half
     from linearrag.questions import load_questions
 
-    bench, indexes = Path(args.benchmarks), Path(args.indexes)
     data = {}
     for name in args.sets.split(","):
         index = indexes / name
