@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import as_float32, read_rows
+from .errors import IndexFormatError
+from .files import as_float32, read_rows, sha256_file, with_filename
 
 # HNSW settings: connectivity (edges per node) and the beam width while adding; searches set
 # their own beam width (at least the number of results asked for).
@@ -39,24 +40,39 @@ def build_ann(vectors: np.ndarray, path: Path, threads: int = 1) -> None:
     if n:
         index.add(np.arange(n, dtype=np.uint64), np.ascontiguousarray(vectors, dtype=np.float32),
                   threads=threads, log=False)
-    index.save(str(path))
+    try:
+        index.save(str(path))
+    except (RuntimeError, OSError) as exc:   # usearch reports a failed write as RuntimeError
+        raise with_filename(exc if isinstance(exc, OSError) else OSError(None, str(exc)), path) from None
 
 
 class VectorSearch:
-    """Nearest rows of a vector table: the ANN proposes, the table's own vectors score."""
+    """Nearest rows of a vector table: the ANN proposes, the table's own vectors score.
 
-    def __init__(self, table: np.ndarray, ann_path: Path):
+    ``checksum``: the SHA-256 the manifest records for the HNSW file; it is verified before the
+    file is first mapped (usearch trusts the file's structure, so damaged bytes could crash
+    the process rather than raise)."""
+
+    def __init__(self, table: np.ndarray, ann_path: Path, checksum: str | None = None):
         self.table = table
         self._path = Path(ann_path)
+        self._checksum = checksum
         self._index = None
 
     @property
     def index(self):
         if self._index is None:   # opened on first search: a memory map, nothing read
-            self._index = _index_class().restore(str(self._path), view=True)
-            if self._index is None or len(self._index) != len(self.table):
-                raise ValueError(f"{self._path.name}: {0 if self._index is None else len(self._index)} vectors "
-                                 f"for a table of {len(self.table)} rows")
+            if self._checksum is not None and sha256_file(self._path) != self._checksum:
+                raise IndexFormatError(f"{self._path}: does not match its checksum; the index is damaged, rebuild "
+                                       "it or restore it from a copy")
+            try:
+                index = _index_class().restore(str(self._path), view=True)
+            except (RuntimeError, ValueError, OSError) as exc:
+                raise IndexFormatError(f"{self._path}: cannot be read ({exc}); rebuild the index") from None
+            if index is None or len(index) != len(self.table):
+                raise IndexFormatError(f"{self._path}: {0 if index is None else len(index)} vectors "
+                                       f"for a table of {len(self.table)} rows; rebuild the index")
+            self._index = index
         return self._index
 
     def search(self, query: np.ndarray, k: int, expansion: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -89,12 +89,15 @@ class Passage:
         return bool(self._prefix)
 
 
-def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True) -> list[Passage]:
+def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
+                allowed: list[Path] | None = None, allow_empty: bool = False) -> list[Passage]:
     """Load passages from ``path`` (a directory, ``.jsonl`` or ``.json`` file).
 
     Raises :class:`CorpusError` for a missing path, an empty corpus, malformed JSON,
     duplicate ids or empty text. With ``resolve=False`` links stay raw (an index resolves
-    them against its whole corpus at each commit).
+    them against its whole corpus at each commit). ``allowed``: directories the files read
+    must resolve into (a symbolic link that leads elsewhere is skipped with a warning).
+    ``allow_empty``: an empty directory gives no passages instead of an error (a re-sync).
     """
     if max_chars < 1:
         raise CorpusError(f"--max-chars must be at least 1, got {max_chars}")
@@ -102,7 +105,7 @@ def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True) -
     if not path.exists():
         raise CorpusError(f"{path}: no such file or directory; pass an existing directory, .jsonl or .json file")
     if path.is_dir():
-        passages = _load_directory(path, max_chars)
+        passages = _load_directory(path, max_chars, allowed, allow_empty)
     elif path.suffix.lower() == ".jsonl":
         passages = _load_jsonl(path)
     elif path.suffix.lower() == ".json":
@@ -112,6 +115,8 @@ def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True) -
     else:
         raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.html/.pdf files, "
                           "a .jsonl or a .json file")
+    if not passages and allow_empty and path.is_dir():
+        return []
     if not passages:
         raise CorpusError(f"{path}: the corpus is empty (no passage with text); add documents and build again")
     _check_unique_ids(path, passages)
@@ -152,8 +157,23 @@ def read_utf8(path: Path) -> str:
         raise CorpusError(f"{path}: not UTF-8 text (byte {exc.start}); convert it to UTF-8") from None
 
 
-def _load_directory(root: Path, max_chars: int) -> list[Passage]:
+def within(path: Path, roots: list[Path]) -> bool:
+    """Whether ``path``, symbolic links resolved, lies in one of ``roots`` (resolved already)."""
+    real = path.resolve()
+    return any(real == root or real.is_relative_to(root) for root in roots)
+
+
+def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = None,
+                    allow_empty: bool = False) -> list[Passage]:
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES)
+    if allowed is not None:
+        outside = [f for f in files if not within(f, allowed)]
+        for f in outside:
+            log.warning("skipping %s: a symbolic link to %s, outside the directories this server may read",
+                        f, f.resolve())
+        files = [f for f in files if f not in set(outside)]
+    if not files and allow_empty:
+        return []
     if not files:
         raise CorpusError(f"{root}: no .txt, .md, .html or .pdf files found below this directory")
     passages: list[Passage] = []

@@ -7,18 +7,24 @@ its bytes, so opening a column costs nothing however many strings it holds.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import mmap as mmap_module
 import os
+import resource
 import sys
 import warnings
 import weakref
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from . import validate
+from .errors import IndexFormatError
 
 
 def fsync_path(path: Path) -> None:
@@ -39,8 +45,42 @@ def fsync_tree(directory: Path) -> None:
 
 
 def save_array(path: Path, array: np.ndarray) -> None:
-    with open(path, "wb") as f:
-        np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+    """Write ``array`` as ``.npy`` (format 1.0). The data goes through Python's file object, so a
+    failed write is an OSError with its errno and the file's name (numpy's own writer reports a
+    full disk as "N requested and M written", with neither)."""
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array)
+    if array.dtype.hasobject:
+        raise TypeError(f"{path.name}: object arrays are not stored")
+    try:
+        with open(path, "wb") as f:
+            np.lib.format.write_array_header_1_0(f, np.lib.format.header_data_from_array_1_0(array))
+            if array.size:
+                f.write(array.reshape(-1).view(np.uint8))
+    except OSError as exc:
+        raise with_filename(exc, path) from None
+
+
+def with_filename(exc: OSError, path: Path) -> OSError:
+    """``exc`` with ``path`` as its file name and an errno (writes through a file object lose
+    the name; numpy and some libraries report a short write with no errno: the cause is then
+    read off the file system and the process's file-size limit)."""
+    code = exc.errno or _short_write_cause(path)
+    if exc.filename is None or code != exc.errno:
+        return OSError(code, os.strerror(code) if code else (exc.strerror or str(exc)), str(path))
+    return exc
+
+
+def _short_write_cause(path: Path) -> int | None:
+    try:
+        st = os.statvfs(path.parent)
+        if st.f_bavail * st.f_frsize < (1 << 20):
+            return errno.ENOSPC
+    except OSError:
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return errno.EFBIG if soft != resource.RLIM_INFINITY else None
 
 
 def load_array(path: Path, mmap: bool = True, random_access: bool = False) -> np.ndarray:
@@ -119,8 +159,6 @@ def read_rows(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
         want = (b - a) * row_bytes
         got = os.preadv(fd, [view[a * row_bytes:b * row_bytes]], offset + int(unique[a]) * row_bytes)
         if got != want:
-            from .errors import IndexFormatError
-
             raise IndexFormatError(f"a vector file of this index ends early (row {int(unique[a])}); rebuild the index")
     return out if unique.size == rows.size and np.array_equal(unique, rows) else out[inverse]
 
@@ -145,16 +183,22 @@ def as_float32(array) -> np.ndarray:
 
 
 def save_json(path: Path, data: Any) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+    except OSError as exc:
+        raise with_filename(exc, path) from None
 
 
 def write_durably(path: Path, text: str) -> None:
     """Write a small text file and fsync it (the file only: the caller syncs the directory)."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise with_filename(exc, path) from None
 
 
 def sha256_file(path: Path) -> str:
@@ -163,11 +207,18 @@ def sha256_file(path: Path) -> str:
 
 
 class StringColumn(Sequence[str]):
-    """A read-only list of strings backed by a UTF-8 blob and an offsets array."""
+    """A read-only list of strings backed by a UTF-8 blob and an offsets array.
 
-    def __init__(self, blob: np.ndarray, offsets: np.ndarray):
+    With ``crc`` (a CRC-32 per string, written since store format 3.1) every string read is
+    checked against it, so damaged bytes are an :class:`IndexFormatError` naming the file,
+    never another string's text or a decoding traceback (~1 µs a passage)."""
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray, crc: np.ndarray | None = None,
+                 where: str = "a text column"):
         self._blob = blob
         self._offsets = offsets
+        self._crc = crc
+        self._where = where
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -181,12 +232,22 @@ class StringColumn(Sequence[str]):
         if not 0 <= i < len(self):
             raise IndexError(i)
         start, end = int(self._offsets[i]), int(self._offsets[i + 1])
-        return bytes(self._blob[start:end]).decode("utf-8")
+        return self._decode(i, bytes(self._blob[start:end]))
+
+    def _decode(self, i: int, data: bytes) -> str:
+        if self._crc is not None and zlib.crc32(data) != int(self._crc[i]):
+            raise IndexFormatError(f"{self._where}: string {i} does not match its checksum; the index is damaged, "
+                                   "rebuild it (linearrag check INDEX names every damaged file)")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise IndexFormatError(f"{self._where}: string {i} is not UTF-8; the index is damaged, "
+                                   "rebuild it (linearrag check INDEX names every damaged file)") from None
 
     def __iter__(self) -> Iterator[str]:
         data = bytes(self._blob[:])   # one copy, then cut at the byte offsets
         for k in range(len(self)):
-            yield data[int(self._offsets[k]):int(self._offsets[k + 1])].decode("utf-8")
+            yield self._decode(k, data[int(self._offsets[k]):int(self._offsets[k + 1])])
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
@@ -196,23 +257,40 @@ class StringColumn(Sequence[str]):
 
 
 def write_strings(directory: Path, name: str, strings: Iterable[str]) -> None:
-    offsets = [0]
-    with open(directory / f"{name}.bin", "wb") as f:
-        for s in strings:
-            data = s.encode("utf-8")
-            f.write(data)
-            offsets.append(offsets[-1] + len(data))
+    """``<name>.bin`` (the UTF-8 strings), ``<name>.off.npy`` (offsets) and ``<name>.crc.npy``
+    (a CRC-32 per string)."""
+    offsets, crcs = [0], []
+    path = directory / f"{name}.bin"
+    try:
+        with open(path, "wb") as f:
+            for s in strings:
+                data = s.encode("utf-8")
+                f.write(data)
+                offsets.append(offsets[-1] + len(data))
+                crcs.append(zlib.crc32(data))
+    except OSError as exc:
+        raise with_filename(exc, path) from None
     save_array(directory / f"{name}.off.npy", np.asarray(offsets, dtype=np.int64))
+    save_array(directory / f"{name}.crc.npy", np.asarray(crcs, dtype=np.uint32))
 
 
 def read_strings(directory: Path, name: str) -> StringColumn:
+    """A string column, its structure checked (vectorised): offsets start at 0, never decrease
+    and end at the text file's size; a CRC per string when the column has them."""
     offsets = load_array(directory / f"{name}.off.npy")
     blob_path = directory / f"{name}.bin"
     size = blob_path.stat().st_size
-    if offsets.ndim != 1 or len(offsets) < 1 or int(offsets[-1]) != size:
-        raise ValueError(f"{name}: offsets do not match the {size}-byte text file")
+    if offsets.ndim != 1 or len(offsets) < 1 or offsets.dtype.kind not in "iu" or int(offsets[-1]) != size \
+            or int(offsets[0]) != 0:
+        raise ValueError(f"{name}.off.npy: offsets do not match the {size}-byte text file")
+    if len(offsets) > 1 and not bool(np.all(offsets[1:] >= offsets[:-1])):
+        raise ValueError(f"{name}.off.npy: offsets decrease (damaged)")
+    crc_path = directory / f"{name}.crc.npy"
+    crc = load_array(crc_path) if crc_path.exists() else None
+    if crc is not None and (crc.ndim != 1 or len(crc) != len(offsets) - 1):
+        raise ValueError(f"{name}.crc.npy: {len(crc)} checksums for {len(offsets) - 1} strings")
     blob = np.asarray(np.memmap(blob_path, dtype=np.uint8, mode="r")) if size else np.zeros(0, dtype=np.uint8)
-    return StringColumn(blob, offsets)
+    return StringColumn(blob, offsets, crc, where=str(blob_path))
 
 
 # ---- key tables: string → row without parsing every key at open ------------------------------
@@ -243,6 +321,11 @@ class KeyTable(Mapping):
     @classmethod
     def open(cls, directory: Path, name: str, keys: Sequence[str]) -> KeyTable:
         return cls(keys, load_array(directory / f"{name}.hash.npy"), load_array(directory / f"{name}.rows.npy"))
+
+    def validate(self, bound: int, name: str) -> None:
+        """Structural check (vectorised): hashes sorted, rows within ``[0, bound)``."""
+        validate.non_decreasing(self._hashes, f"{name}.hash.npy")
+        validate.indices(self._rows, max(bound, 1), f"{name}.rows.npy")
 
     def __getitem__(self, key: str) -> int:
         if not isinstance(key, str):

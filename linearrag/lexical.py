@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import validate
 from .errors import IndexFormatError
-from .files import KeyTable, load_array, read_strings, write_key_table, write_strings
+from .files import KeyTable, load_array, read_strings, with_filename, write_key_table, write_strings
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,10 @@ class LexicalIndex:
         """bm25s' own files, plus the vocabulary as a string column with a key table (token id =
         row), so that a reader finds a token's postings without parsing the vocabulary."""
         folder = directory / BM25_DIR
-        self._bm25.save(str(folder), show_progress=False)
+        try:
+            self._bm25.save(str(folder), show_progress=False)
+        except OSError as exc:   # numpy's writer: "N requested and M written", no errno or name
+            raise with_filename(exc, folder) from None
         vocab = self._bm25.vocab_dict
         tokens = [""] * len(vocab)
         for token, i in vocab.items():
@@ -83,6 +87,10 @@ class Postings:
         if len(self.indptr) > len(self.vocab) + 1 or len(self.data) != len(self.indices) \
                 or int(self.indptr[-1]) != len(self.indices):
             raise ValueError("postings do not match the vocabulary")
+        validate.csr(self.indptr, self.indices, len(self.indptr) - 1, max(n_docs, 1),
+                     ("indptr.csc.index.npy", "indices.csc.index.npy"))
+        validate.positive(self.data, "data.csc.index.npy", allow_zero=True)
+        self.vocab.validate(len(self.vocab), "vocab")
 
     @property
     def _scratch(self) -> _ScoreScratch | None:
@@ -99,8 +107,12 @@ class Postings:
         try:
             params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
             postings = cls(folder, n_docs)
+        except validate.Damaged as exc:
+            raise IndexFormatError(f"{folder}/{exc.file} is damaged ({exc.what}); rebuild the index or restore it "
+                                   "from a copy") from None
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, EOFError) as exc:
-            raise IndexFormatError(f"{folder}: corrupt BM25 files ({type(exc).__name__}); rebuild the index") from None
+            raise IndexFormatError(f"{folder}: corrupt BM25 files ({type(exc).__name__}: {exc}); "
+                                   "rebuild the index") from None
         if not isinstance(params, dict) or params.get("num_docs") != n_docs:
             raise IndexFormatError(f"{folder}: BM25 index does not match the passages; rebuild the index")
         return postings

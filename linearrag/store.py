@@ -45,6 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .ann import VectorSearch, build_ann
+from . import validate
 from .errors import IndexFormatError
 from .files import (KeyTable, StringColumn, fsync_path, fsync_tree, load_array, load_vector_table, read_strings,
                     save_array, save_json, sha256_file, write_durably, write_key_table, write_strings)
@@ -112,6 +113,7 @@ class Index:
     data_dir: Path = None            # the generation's global directory
     generation: int = 0
     entity_lookup: Mapping[str, int] = None    # entity key → row (a KeyTable: nothing parsed at open)
+    files: dict[str, list] = field(default_factory=dict, repr=False)   # the manifest's {file: [size, sha256]}
     _id_to_row: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
@@ -125,12 +127,16 @@ class Index:
     @cached_property
     def passage_search(self) -> VectorSearch:
         """Approximate nearest passages (HNSW over the passage vectors; scores exact)."""
-        return VectorSearch(self.passage_emb, self.data_dir / PASSAGE_ANN)
+        return VectorSearch(self.passage_emb, self.data_dir / PASSAGE_ANN, self._checksum(PASSAGE_ANN))
 
     @cached_property
     def entity_search(self) -> VectorSearch:
         """Approximate nearest entity names (HNSW over the entity vectors; scores exact)."""
-        return VectorSearch(self.entity_emb, self.data_dir / ENTITY_ANN)
+        return VectorSearch(self.entity_emb, self.data_dir / ENTITY_ANN, self._checksum(ENTITY_ANN))
+
+    def _checksum(self, name: str) -> str | None:
+        entry = self.files.get(f"{self.data_dir.name}/{name}") if self.data_dir is not None else None
+        return entry[1] if entry else None
 
     def row_of(self, passage_id: str) -> int | None:
         if not self._id_to_row:
@@ -249,23 +255,54 @@ def _load(path: Path, mmap: bool) -> Index:
     for what, (want, got) in expected.items():
         if want != got:
             raise IndexFormatError(f"{path}: {what} has shape {got}, expected {want}; the index is corrupt, rebuild it")
+    try:
+        check_structure(arrays, lookup, (n_p, n_s, n_e))
+    except validate.Damaged as exc:
+        raise IndexFormatError(f"{path}: {manifest['global']}/{exc.file} is damaged ({exc.what}); rebuild the "
+                               f"index or restore it from a copy (linearrag check {path} lists every damaged "
+                               "file)") from None
     graph = StoredGraph(cols["sentences"], arrays["sentence_passage"], cols["entity_keys"], cols["entity_names"],
                         cols["entity_labels"], arrays, (n_p, n_s, n_e))
     return Index(path=path, meta=meta, passage_ids=cols["passage_ids"], passage_titles=cols["passage_titles"],
                  passage_texts=cols["passage_texts"], graph=graph, passage_emb=embs[0], sentence_emb=embs[1],
-                 entity_emb=embs[2], data_dir=data, generation=manifest["generation"], entity_lookup=lookup)
+                 entity_emb=embs[2], data_dir=data, generation=manifest["generation"], entity_lookup=lookup,
+                 files=manifest["files"])
+
+
+def check_structure(arrays: dict[str, np.ndarray], lookup: KeyTable, shape: tuple[int, int, int]) -> None:
+    """Every structural array a query reads, checked (vectorised; :mod:`validate`): offsets
+    monotone and within their arrays, indices within the table they point into, counts finite
+    and positive, the entity key table sorted and pointing at entities."""
+    n_p, n_s, n_e = shape
+    a = arrays
+    validate.csr(a["C_indptr"], a["C_indices"], n_p, n_e, ("C_indptr.npy", "C_indices.npy"))
+    validate.csr(a["M_indptr"], a["M_indices"], n_s, n_e, ("M_indptr.npy", "M_indices.npy"))
+    validate.csr(a["CT_indptr"], a["CT_indices"], n_e, n_p, ("CT_indptr.npy", "CT_indices.npy"))
+    validate.csr(a["MT_indptr"], a["MT_indices"], n_e, n_s, ("MT_indptr.npy", "MT_indices.npy"))
+    validate.positive(a["C_data"], "C_data.npy")
+    validate.positive(a["CT_data"], "CT_data.npy")
+    validate.indices(a["sentence_passage"], max(n_p, 1), "sentence_passage.npy")
+    validate.non_decreasing(a["sentence_passage"], "sentence_passage.npy")
+    validate.offsets(a["passage_sentences"], n_p, n_s, "passage_sentences.npy")
+    lookup.validate(n_e, "entity_keys")
 
 
 # ---- writing -----------------------------------------------------------------------------
 
 def check_output(target: str | Path) -> None:
-    """Fail early (before any model loads) on an ``--output`` that cannot become an index: a
-    file, a directory that holds something other than an index, or a place we cannot write."""
+    """Fail early (before any model loads, before anything is created or deleted) on an
+    ``--output`` that cannot become an index: a file, a directory that holds anything the
+    store did not write (see :func:`foreign_entries`), or a place we cannot write."""
     target = Path(target)
     if target.exists() and not target.is_dir():
         raise IndexFormatError(f"{target}: is a file, not an index directory; choose another --output")
-    if target.is_dir() and not _is_index_dir(target) and any(target.iterdir()):
-        raise IndexFormatError(f"{target}: exists and is not an index; choose another --output or remove it")
+    if target.is_dir() and not is_index_dir(target):
+        foreign = foreign_entries(target)
+        if foreign:
+            shown = ", ".join(repr(name) for name in foreign[:3]) + (f" and {len(foreign) - 3} more"
+                                                                      if len(foreign) > 3 else "")
+            raise IndexFormatError(f"{target}: exists and is not an index (it holds {shown}, which linearrag "
+                                   "did not write); choose another --output, or an empty or new directory")
     place = target if target.is_dir() else target.resolve().parent
     while not place.exists() and place != place.parent:
         place = place.parent
@@ -273,8 +310,33 @@ def check_output(target: str | Path) -> None:
         raise IndexFormatError(f"{place}: not writable, so {target} cannot be written; choose another --output")
 
 
-def _is_index_dir(path: Path) -> bool:
-    return (path / CURRENT).exists() or (path / "meta.json").exists() or (path / LOCK).exists()
+# Every name the store creates in an index directory; nothing else there is ever deleted.
+_STORE_ENTRY = re.compile(r"^(?:CURRENT(?:\.tmp)?|LOCK|manifest-\d{6,}\.json|seg-\d{6,}-(?:\d+|names)|g-\d{6,}"
+                          r"|staging-[0-9a-f]{20})$")
+
+
+def is_store_entry(name: str) -> bool:
+    """Whether ``name`` (an entry of an index directory) is one the store writes."""
+    return bool(_STORE_ENTRY.match(name))
+
+
+def foreign_entries(path: Path) -> list[str]:
+    """Entries of ``path`` the store did not write (sorted): the user's, never touched."""
+    return sorted(entry.name for entry in path.iterdir() if not is_store_entry(entry.name))
+
+
+def is_index_dir(path: Path) -> bool:
+    """An index is recognised by its own marker only: ``CURRENT`` naming a manifest that
+    parses and carries the store's format fields (a bare ``LOCK`` or ``meta.json`` is not one)."""
+    name = current_generation(path)
+    if not name or not _MANIFEST.match(name):
+        return False
+    try:
+        manifest = json.loads((path / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(manifest, dict) and isinstance(manifest.get("format_version"), int)
+            and isinstance(manifest.get("generation"), int) and "segments" in manifest)
 
 
 class WriteLock:
@@ -380,9 +442,10 @@ def commit(index_dir: Path, generation: int, meta: dict, segments: list[dict], g
 
 def collect_garbage(index_dir: Path, keep: int = KEEP_GENERATIONS) -> None:
     """Delete what no recent manifest uses: older manifests, their segments and global
-    directories, files of writers that died, and a version-1 index's files; a killed build's
-    finished shards (``staging-*``) stay for it to resume. Call with the write lock held (so
-    nothing deleted here is being written)."""
+    directories, and files of writers that died; a killed build's finished shards
+    (``staging-*``) stay for it to resume. Only names the store creates are candidates
+    (:func:`is_store_entry`): anything else in the directory is the user's and stays. Call
+    with the write lock held (so nothing deleted here is being written)."""
     current = current_generation(index_dir)
     top = int(_MANIFEST.match(current).group(1)) if current and _MANIFEST.match(current) else 0
     # manifests past the committed one are a dead writer's: not kept
@@ -400,12 +463,18 @@ def collect_garbage(index_dir: Path, keep: int = KEEP_GENERATIONS) -> None:
         used.add(m.get("global", ""))
         used.update(s["name"] for s in m.get("segments", []))
     for entry in index_dir.iterdir():
-        if entry.name in used or entry.name.startswith("staging-"):   # a build's finished shards (resumable)
+        if entry.name in used or not is_store_entry(entry.name) or entry.name.startswith("staging-"):
             continue
-        if entry.is_dir():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
+        remove_entry(entry)
+
+
+def remove_entry(entry: Path) -> None:
+    """Delete a store entry (a directory tree or a file); a symbolic link is unlinked, never
+    followed."""
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)
 
 
 def next_generation(manifest: dict | None) -> int:
@@ -413,4 +482,5 @@ def next_generation(manifest: dict | None) -> int:
 
 
 __all__ = ["Index", "load_index", "read_meta", "read_manifest", "current_generation", "check_output", "WriteLock",
-           "write_global", "write_graph_extras", "commit", "collect_garbage", "file_table", "FORMAT_VERSION"]
+           "write_global", "write_graph_extras", "commit", "collect_garbage", "file_table", "FORMAT_VERSION",
+           "is_index_dir", "is_store_entry", "foreign_entries", "remove_entry"]

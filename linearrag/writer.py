@@ -22,9 +22,9 @@ import numpy as np
 from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
 from .build import BuildConfig, _auto_workers, _ner_meta, is_documents, make_segment, terms_wanted
-from .corpus import Passage, load_corpus, passage_sources
+from .corpus import Passage, load_corpus, passage_sources, within
 from .embeddings import DEFAULT_EMBEDDING_MODELS, canonical_model_name, load_encoder, resolve_device, torch_threads
-from .errors import CorpusError, IndexFormatError, ModelMismatchError
+from .errors import CorpusError, IndexFormatError, ModelMismatchError, write_failure
 from .embeddings import encode_names
 from .progress import bar
 from .shards import (Executor, LazyEncoder, ProcessExecutor, RayExecutor, SerialExecutor, ShardTask, ShardWorker, Staging,
@@ -32,6 +32,7 @@ from .shards import (Executor, LazyEncoder, ProcessExecutor, RayExecutor, Serial
 from .language import SUPPORTED, detect_language
 from .merge import live_entries, merge, natural_key
 from .segment import Segment, SegmentData, bridge_candidates
+from .sources import Owners, plan_resync, write_owners
 from .store import (WriteLock, check_output, collect_garbage, commit, current_generation, file_table,
                     next_generation, read_manifest, write_global)
 
@@ -46,8 +47,9 @@ class IndexWriter:
     operations use the settings the index was built with."""
 
     def __init__(self, path: str | Path, config: BuildConfig | None = None, progress: bool = False,
-                 wait: bool = True):
+                 wait: bool = True, roots: list[Path] | None = None):
         self.path = Path(path)
+        self.roots = roots   # where inputs may be read (the MCP server's confinement); None: anywhere
         self.config = config or BuildConfig()
         self.progress = progress
         self.wait = wait
@@ -64,7 +66,7 @@ class IndexWriter:
         config = self.config
         check_output(self.path)
         aliases = load_aliases(config.aliases) if config.aliases else Aliases()
-        passages = load_corpus(input_path, max_chars=config.max_chars, resolve=False)
+        passages = self._load(input_path, config.max_chars)
         sources, hashes = passage_sources(input_path, passages)
         lang = config.lang
         if lang == "auto":
@@ -93,6 +95,7 @@ class IndexWriter:
             try:
                 summary = self._commit(base, run.segs, None, settings, timings | {"shards": run.wall}, "build",
                                        input_path=str(Path(input_path).resolve()), added=len(passages),
+                                       roots=dict.fromkeys(hashes, str(Path(input_path).resolve())),
                                        embed=run.executor.embed_names, versions=run.versions, new_dirs=run.new_dirs,
                                        extra_meta=run.meta())
             finally:
@@ -152,19 +155,21 @@ class IndexWriter:
         """Add the passages of ``input_path``; a passage (or a file) already in the index is replaced."""
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
+        counts: dict[str, Any] = {}
         with self._lock_index():
             base = self._require_manifest()
             settings = self._settings(base)
-            passages = load_corpus(input_path, max_chars=settings["build"]["max_chars"], resolve=False)
+            passages = self._load(input_path, settings["build"]["max_chars"])
             sources, hashes = passage_sources(input_path, passages)
             timings["load"] = time.perf_counter() - t0
             segs = [dict(s, deleted=list(s["deleted"])) for s in base["segments"]]
             live = self._live(segs)
+            counts["roots"] = dict.fromkeys(hashes, str(Path(input_path).resolve()))
             gone = {pid for src in hashes for pid in live.by_source.get(src, [])}
             gone |= {p.id for p in passages if p.id in live.segment_of}
             self._delete(segs, live, gone)
-            counts = {"added": len(passages), "removed": len(gone - {p.id for p in passages}),
-                      "replaced": len(gone & {p.id for p in passages})}
+            counts.update(added=len(passages), removed=len(gone - {p.id for p in passages}),
+                          replaced=len(gone & {p.id for p in passages}))
             return self._add_passages(base, segs, passages, sources, hashes, settings, timings, "add", counts)
 
     def remove(self, ids: list[str]) -> dict[str, Any]:
@@ -190,36 +195,43 @@ class IndexWriter:
             return self._commit(base, segs, None, settings, timings, "remove", removed=len(gone))
 
     def update(self, input_path: str | Path | None = None) -> dict[str, Any]:
-        """Re-sync the index with its input (by default the path it was built from): new and
-        changed files (or records) are indexed, removed ones dropped, unchanged ones kept."""
+        """Re-sync the index with its sources: every input root recorded by the build and by each
+        add (or only ``input_path``): new and changed files (or records) are indexed, those gone
+        from their own root dropped, unchanged ones kept (see :mod:`sources`)."""
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         with self._lock_index():
             base = self._require_manifest()
             settings = self._settings(base)
-            input_path = input_path or base["meta"].get("input", {}).get("path")
-            if not input_path:
-                raise CorpusError(f"{self.path}: the index records no input path; pass --input")
-            passages = load_corpus(input_path, max_chars=settings["build"]["max_chars"], resolve=False)
-            sources, hashes = passage_sources(input_path, passages)
-            timings["load"] = time.perf_counter() - t0
+            owners = Owners.read(self.path, base)
             segs = [dict(s, deleted=list(s["deleted"])) for s in base["segments"]]
             live = self._live(segs)
-            known = live.sources
-            changed = {src for src, h in hashes.items() if known.get(src) != h}
-            dropped = set(live.by_source) - set(hashes)
-            gone = {pid for src in changed | dropped for pid in live.by_source.get(src, [])}
-            fresh = [(p, s) for p, s in zip(passages, sources) if s in changed]
-            if not gone and not fresh:
-                return self._summary(base, {"load": timings["load"]}, "update", unchanged=len(hashes),
-                                     committed=False)
+            roots = ([str(Path(input_path).resolve())] if input_path else
+                     sorted({r for r in map(owners.of, live.by_source) if r}))
+            if not roots:
+                raise CorpusError(f"{self.path}: the index records no input path; pass --input")
+            plan = plan_resync(live.sources, owners, roots,
+                               lambda root: self._load(root, settings["build"]["max_chars"], allow_empty=True))
+            timings["load"] = time.perf_counter() - t0
+            gone = {pid for src in plan.changed | plan.dropped for pid in live.by_source.get(src, [])}
+            if not gone and not plan.passages:
+                return self._summary(base, {"load": timings["load"]}, "update", unchanged=plan.unchanged,
+                                     committed=False, missing_sources=plan.missing)
             self._delete(segs, live, gone)
-            counts = {"added": len(fresh), "removed": len(gone), "unchanged": len(set(hashes) - changed),
-                      "files_changed": len(changed & set(known)), "files_new": len(changed - set(known)),
-                      "files_removed": len(dropped)}
-            return self._add_passages(base, segs, [p for p, _ in fresh], [s for _, s in fresh],
-                                      {s: hashes[s] for s in changed}, settings, timings, "update", counts,
-                                      input_path=str(Path(input_path).resolve()))
+            known = set(live.sources)
+            counts = {"added": len(plan.passages), "removed": len(gone), "unchanged": plan.unchanged,
+                      "files_changed": len(plan.changed & known), "files_new": len(plan.changed - known),
+                      "files_removed": len(plan.dropped), "missing_sources": plan.missing, "roots": plan.roots}
+            return self._add_passages(base, segs, plan.passages, plan.sources, plan.hashes, settings, timings,
+                                      "update", counts)
+
+    def _load(self, path: str | Path, max_chars: int, allow_empty: bool = False) -> list[Passage]:
+        """The passages of an input; with confinement (``roots``) the input and every file read
+        must lie inside a root, symbolic links resolved (see docs/security.md)."""
+        if self.roots is not None and not within(Path(path), self.roots):
+            raise CorpusError(f"{path}: outside the directories this writer may read "
+                              f"({', '.join(map(str, self.roots))}); allow it with --root")
+        return load_corpus(path, max_chars=max_chars, resolve=False, allowed=self.roots, allow_empty=allow_empty)
 
     def _add_passages(self, base: dict, segs: list[dict], passages: list[Passage], sources: list[str],
                       hashes: dict[str, str], settings: dict, timings: dict, operation: str, counts: dict,
@@ -361,7 +373,8 @@ class IndexWriter:
 
     def _commit(self, base: dict | None, segs: list[dict], segment: SegmentData | None, settings: dict,
                 timings: dict, operation: str, input_path: str | None = None, embed=None, versions=None,
-                new_dirs: list[str] | None = None, extra_meta: dict | None = None, **counts) -> dict[str, Any]:
+                new_dirs: list[str] | None = None, extra_meta: dict | None = None, roots: dict | None = None,
+                **counts) -> dict[str, Any]:
         """Commit a new generation: ``segs`` (with deletions), plus ``segment`` written here, plus
         the already-written ``new_dirs``. ``embed(names, batch_size)`` embeds missing display names
         (default: this writer's model); ``versions``: the models' meta of a build."""
@@ -420,10 +433,13 @@ class IndexWriter:
         global_dir = f"g-{gen:06d}"
         sources = _live_sources(segments, deleted, entries)
         write_global(self.path / global_dir, layer, sources)
+        inputs = write_owners(self.path / global_dir, list(sources),
+                              Owners.read(self.path, base) if base else Owners(), roots or {})
         files = {rel: v for rel, v in (base["files"] if base else {}).items()
                  if rel.split("/", 1)[0] in {s["name"] for s in segs}}
         files.update(file_table(self.path, new_dirs + [global_dir]))
         meta = self._meta(meta_base, settings, layer, dim, input_path, timings, operation, versions)
+        meta["inputs"] = inputs
         meta["timings_s"] = {k: round(v, 3) for k, v in timings.items()}
         meta.update(extra_meta or {})
         commit(self.path, gen, meta, segs, global_dir, files)
@@ -511,7 +527,7 @@ class IndexWriter:
 
     def _summary(self, manifest: dict, timings: dict, operation: str, committed: bool = True, **counts) -> dict:
         meta = manifest["meta"]
-        size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+        size = sum(size for size, _ in manifest["files"].values())   # the index's own files only
         segs = manifest["segments"]
         return {
             "index": str(self.path), "operation": operation, "committed": committed,
@@ -542,22 +558,42 @@ class _ShardRun:
 
 
 class _LockAndClean:
-    """The write lock, then a sweep of what a killed writer left (nothing else can be writing)."""
+    """The write lock, then a sweep of what a killed writer left (nothing else can be writing).
+    An OSError while writing (disk full, quota, file-size limit, read-only, …) leaves with the
+    partial generation removed at once and a one-line :class:`StoreWriteError`."""
 
     def __init__(self, lock: WriteLock, path: Path):
         self.lock, self.path = lock, path
+        self.before: str | None = None
 
     def __enter__(self):
         self.lock.__enter__()
         try:
+            self.before = current_generation(self.path)
             collect_garbage(self.path)
         except BaseException:
             self.lock.__exit__(None, None, None)
             raise
         return self
 
-    def __exit__(self, *exc):
-        self.lock.__exit__(*exc)
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if isinstance(exc, OSError):
+                committed = current_generation(self.path) != self.before
+                if not committed:
+                    self._sweep()
+                raise write_failure(exc, self.path, committed) from None
+        finally:
+            self.lock.__exit__(exc_type, exc, tb)
+
+    def _sweep(self) -> None:
+        """Remove what the failed operation wrote (its segments, global layer, staged shards)."""
+        try:
+            collect_garbage(self.path)
+            for stale in self.path.glob("staging-*"):
+                _rmtree(stale)
+        except OSError as exc:
+            log.warning("could not remove the partial generation (%s); the next writer will", exc)
 
 
 class _Live:
