@@ -24,7 +24,8 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 from typing_extensions import TypedDict
 
-from .build import BuildConfig, build_index
+from .build import BuildConfig
+from .corpus import within
 from .writer import IndexWriter
 from .errors import LinearRAGError
 from .explain.overview import Overview
@@ -133,16 +134,22 @@ class ChangeSummary(TypedDict, total=False):
 class RetrieverPool:
     """Retrievers by index path, loaded on first use and kept warm."""
 
-    def __init__(self, default_index: str | None, params: RetrievalParams):
+    def __init__(self, default_index: str | None, params: RetrievalParams, jail: Confinement):
         self.default_index = default_index
         self.params = params
+        self.jail = jail
         self._retrievers: dict[str, Retriever] = {}
 
-    def get(self, index: str | None) -> Retriever:
-        path = index or self.default_index
-        if not path:
+    def path(self, index: str | None) -> str:
+        """The index directory a tool names (checked against the server's roots), else the default."""
+        if index is not None:
+            return str(self.jail.path(index, "index").resolve())
+        if not self.default_index:
             raise ToolError("no index given: pass `index`, or start the server with --index DIR")
-        key = str(Path(path).resolve())
+        return str(Path(self.default_index).resolve())
+
+    def get(self, index: str | None) -> Retriever:
+        key = self.path(index)
         loaded = self._retrievers.get(key)
         if loaded is not None and loaded.index.generation != committed_generation(key):
             loaded = None   # a writer committed a new generation: answer from it
@@ -174,21 +181,68 @@ def _params(pool: RetrievalParams, top_k: int | None, mode: str | None, params: 
 
 
 def create_server(index: str | None = None, params: RetrievalParams | None = None,
-                  preload: bool = False) -> MCPServer:
+                  preload: bool = False, roots: list[str | Path] | None = None,
+                  read_only: bool = False) -> MCPServer:
     """Build the MCP server; ``index`` is the default index directory for the tools.
 
     With ``preload`` the default index and its models load now, so the first query is warm.
+    ``roots``: the directories every path a tool reads or writes must lie in, symbolic links
+    resolved (default: the current directory and the default index's); see docs/security.md.
+    ``read_only``: the tools that write (build, add, remove, update) are not offered at all.
     """
     server = LinearRAGServer("linearrag", instructions=INSTRUCTIONS)
-    pool = RetrieverPool(index, params or RetrievalParams())
+    jail = Confinement(roots if roots else [Path.cwd()], index)
+    if index:
+        index = str(jail.path(index, "index"))
+    pool = RetrieverPool(index, params or RetrievalParams(), jail)
     if preload and index:
         pool.get(index)
+    _register_reading_tools(server, pool)
+    if not read_only:
+        _register_writing_tools(server, pool, jail)
+    return server
 
-    def guarded(fn):
-        try:
-            return fn()
-        except LinearRAGError as exc:
-            raise ToolError(str(exc)) from None
+
+class Confinement:
+    """The directories the server may read and write: every path argument must resolve (symbolic
+    links followed) to a place inside one of them, else the tool fails with one line."""
+
+    def __init__(self, roots: list[str | Path], index: str | None = None):
+        self.roots = [Path(r).expanduser().resolve() for r in roots]
+        if index:
+            self.roots.append(Path(index).expanduser().resolve())
+
+    def allows(self, path: Path) -> bool:
+        return within(path, self.roots)
+
+    def path(self, value: str, what: str) -> Path:
+        """``value`` made absolute (relative to the server's directory) once checked."""
+        if not isinstance(value, str) or not value.strip() or "\x00" in value:
+            raise ToolError(f"{what} must be a path, got {value!r}")
+        path = Path(value).expanduser().absolute()
+        if not self.allows(path):
+            shown = ", ".join(str(r) for r in self.roots)
+            raise ToolError(f"{what} {value} is outside the directories this server may use ({shown}); "
+                            "restart the server with --root DIR to allow another one")
+        return path
+
+
+def guarded(fn):
+    """Run a tool's work: a LinearRAGError (or an OSError) becomes a one-line tool error; any
+    other failure a one-line internal error, never an empty "Error executing tool"."""
+    try:
+        return fn()
+    except (LinearRAGError, ToolError) as exc:
+        raise ToolError(str(exc)) from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise ToolError(f"{exc.strerror or exc}{where}") from None
+    except Exception as exc:   # noqa: BLE001 - the message must reach the agent
+        raise ToolError(f"internal error ({type(exc).__name__}: {exc}); the server keeps serving") from None
+
+
+def _register_reading_tools(server: MCPServer, pool: RetrieverPool) -> None:
+    """query, query_batch, index_info, explain_path, overview."""
 
     @server.tool(annotations=READ_ONLY)
     def query(question: str, top_k: int | None = None, mode: str | None = None,
@@ -213,77 +267,10 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
     @server.tool(annotations=READ_ONLY)
     def index_info(index: str | None = None) -> IndexInfo:
         """Counts, models, language, build parameters and build time of an index."""
-        path = index or pool.default_index
-        if not path:
-            raise ToolError("no index given: pass `index`, or start the server with --index DIR")
+        path = pool.path(index)
         meta = guarded(lambda: read_meta(path))
         keys = ("language", "counts", "ner", "embedding", "build", "timings_s", "created", "input", "format_version")
-        return {"index": str(Path(path).resolve()), **{k: meta.get(k) for k in keys}}
-
-    @server.tool(name="build_index", annotations=WRITES_INDEX)
-    async def build_index_tool(input: str, output: str, lang: str = "auto", max_chars: int = 1000,
-                               ctx: Context | None = None) -> BuildSummary:
-        """Build (or atomically replace) an index from a corpus: a directory of .txt/.md files, a .jsonl of
-        {"id", "title", "text"} or a .json list. Reports progress; returns the build summary."""
-        started = time.perf_counter()
-        done = asyncio.Event()
-
-        async def heartbeat():
-            while not done.is_set():
-                if ctx is not None:
-                    elapsed = time.perf_counter() - started
-                    await ctx.report_progress(elapsed, None, f"building {output}: {elapsed:.0f} s")
-                try:
-                    await asyncio.wait_for(done.wait(), timeout=2.0)
-                except TimeoutError:
-                    pass
-
-        beat = asyncio.create_task(heartbeat())
-        try:
-            config = BuildConfig(lang=lang, max_chars=max_chars, workers=1)
-            summary = await asyncio.to_thread(guarded, lambda: build_index(input, output, config))
-        finally:
-            done.set()
-            await beat
-        pool.forget(output)
-        return summary
-
-    writers: dict[str, IndexWriter] = {}
-
-    def writer_for(index: str | None) -> IndexWriter:
-        path = index or pool.default_index
-        if not path:
-            raise ToolError("no index given: pass `index`, or start the server with --index DIR")
-        key = str(Path(path).resolve())
-        if key not in writers:
-            writers[key] = IndexWriter(key)   # keeps its models loaded for the next change
-        return writers[key]
-
-    def change(summary: dict) -> ChangeSummary:
-        keys = ChangeSummary.__annotations__
-        return {k: v for k, v in summary.items() if k in keys}
-
-    @server.tool(annotations=CHANGES_INDEX)
-    async def add_documents(path: str, index: str | None = None) -> ChangeSummary:
-        """Add the documents at `path` (a file or directory, or a .jsonl of {"id", "title", "text"}) to the
-        index; a passage id or file already in the index is replaced. Only the new passages are analysed
-        and embedded. Returns counts (added, replaced) and the new generation."""
-        writer = writer_for(index)
-        return change(await asyncio.to_thread(guarded, lambda: writer.add(path)))
-
-    @server.tool(annotations=CHANGES_INDEX)
-    async def remove_documents(ids: list[str], index: str | None = None) -> ChangeSummary:
-        """Remove passages by id from the index (an id naming a file of a directory corpus removes all of
-        its passages). Unknown ids are an error and nothing is removed. Returns counts and the new generation."""
-        writer = writer_for(index)
-        return change(await asyncio.to_thread(guarded, lambda: writer.remove(ids)))
-
-    @server.tool(annotations=CHANGES_INDEX)
-    async def update_index(input: str | None = None, index: str | None = None) -> ChangeSummary:
-        """Re-sync the index with its source (by default the path it was built from): new and changed files
-        or records are indexed, deleted ones dropped, unchanged ones kept as they are."""
-        writer = writer_for(index)
-        return change(await asyncio.to_thread(guarded, lambda: writer.update(input)))
+        return {"index": path, **{k: meta.get(k) for k in keys}}
 
     @server.tool(annotations=READ_ONLY)
     def explain_path(source: str, target: str, max_hops: int = 4, index: str | None = None) -> PathResult:
@@ -318,4 +305,71 @@ def create_server(index: str | None = None, params: RetrievalParams | None = Non
             raise ToolError(f"communities must be ≥ 1, got {communities}")
         return guarded(lambda: corpus_overview(pool.get(index).index, max_communities=communities))
 
-    return server
+
+
+def _register_writing_tools(server: MCPServer, pool: RetrieverPool, jail: Confinement) -> None:
+    """build_index, add_documents, remove_documents, update_index (absent with --read-only)."""
+    @server.tool(name="build_index", annotations=WRITES_INDEX)
+    async def build_index_tool(input: str, output: str, lang: str = "auto", max_chars: int = 1000,
+                               ctx: Context | None = None) -> BuildSummary:
+        """Build (or atomically replace) an index from a corpus: a directory of .txt/.md files, a .jsonl of
+        {"id", "title", "text"} or a .json list. Reports progress; returns the build summary."""
+        source, target = jail.path(input, "input"), jail.path(output, "output")
+        started = time.perf_counter()
+        done = asyncio.Event()
+
+        async def heartbeat():
+            while not done.is_set():
+                if ctx is not None:
+                    elapsed = time.perf_counter() - started
+                    await ctx.report_progress(elapsed, None, f"building {output}: {elapsed:.0f} s")
+                try:
+                    await asyncio.wait_for(done.wait(), timeout=2.0)
+                except TimeoutError:
+                    pass
+
+        beat = asyncio.create_task(heartbeat())
+        try:
+            config = BuildConfig(lang=lang, max_chars=max_chars, workers=1)
+            writer = IndexWriter(target, config, roots=jail.roots)
+            summary = await asyncio.to_thread(guarded, lambda: writer.build(source))
+        finally:
+            done.set()
+            await beat
+        pool.forget(str(target))
+        return summary
+
+    writers: dict[str, IndexWriter] = {}
+
+    def writer_for(index: str | None) -> IndexWriter:
+        key = pool.path(index)
+        if key not in writers:   # keeps its models loaded for the next change
+            writers[key] = IndexWriter(key, roots=jail.roots)
+        return writers[key]
+
+    def change(summary: dict) -> ChangeSummary:
+        keys = ChangeSummary.__annotations__
+        return {k: v for k, v in summary.items() if k in keys}
+
+    @server.tool(annotations=CHANGES_INDEX)
+    async def add_documents(path: str, index: str | None = None) -> ChangeSummary:
+        """Add the documents at `path` (a file or directory, or a .jsonl of {"id", "title", "text"}) to the
+        index; a passage id or file already in the index is replaced. Only the new passages are analysed
+        and embedded. Returns counts (added, replaced) and the new generation."""
+        writer, source = writer_for(index), jail.path(path, "path")
+        return change(await asyncio.to_thread(guarded, lambda: writer.add(source)))
+
+    @server.tool(annotations=CHANGES_INDEX)
+    async def remove_documents(ids: list[str], index: str | None = None) -> ChangeSummary:
+        """Remove passages by id from the index (an id naming a file of a directory corpus removes all of
+        its passages). Unknown ids are an error and nothing is removed. Returns counts and the new generation."""
+        writer = writer_for(index)
+        return change(await asyncio.to_thread(guarded, lambda: writer.remove(ids)))
+
+    @server.tool(annotations=CHANGES_INDEX)
+    async def update_index(input: str | None = None, index: str | None = None) -> ChangeSummary:
+        """Re-sync the index with its source (by default the path it was built from): new and changed files
+        or records are indexed, deleted ones dropped, unchanged ones kept as they are."""
+        writer, source = writer_for(index), (jail.path(input, "input") if input is not None else None)
+        return change(await asyncio.to_thread(guarded, lambda: writer.update(source)))
+

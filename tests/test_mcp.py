@@ -46,6 +46,8 @@ def test_server_tools_query_errors_and_survival(sample_index):
             bad = await client.call_tool("query", {"question": "x", "params": {"gamma": 1}})
             assert bad.is_error and "unknown parameter" in bad.content[0].text
             bad = await client.call_tool("query", {"question": "x", "index": "/no/such/index"})
+            assert bad.is_error and "outside the directories this server may use" in bad.content[0].text
+            bad = await client.call_tool("query", {"question": "x", "index": str(ROOT / "no-such-index")})
             assert bad.is_error and "no index here" in bad.content[0].text
             bad = await client.call_tool("query", {"question": "x", "top_k": 0})
             assert bad.is_error and bad.content[0].text == "top_k must be ≥ 1, got 0"
@@ -74,7 +76,8 @@ def test_server_tools_query_errors_and_survival(sample_index):
 
 
 def test_server_builds_an_index(tmp_path):
-    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=["scripts/mcp_server.py", "--lazy"])
+    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT),
+                                   args=["scripts/mcp_server.py", "--lazy", "--root", str(tmp_path), "--root", str(ROOT)])
     out = tmp_path / "idx"
 
     async def scenario():
@@ -106,7 +109,8 @@ def test_server_adds_and_removes_documents_and_sees_other_writers(tmp_path):
     extra.write_text(json.dumps({"id": "lunch", "title": "ランチ",
                                  "text": "金曜日のランチは田中さんが予約した渋谷のカレー屋です。"}, ensure_ascii=False) + "\n",
                      encoding="utf-8")
-    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=["scripts/mcp_server.py", "--index", str(out)])
+    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT),
+                                   args=["scripts/mcp_server.py", "--index", str(out), "--root", str(tmp_path)])
     question = "金曜日のランチはどこですか？"
 
     async def scenario():

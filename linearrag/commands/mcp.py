@@ -8,8 +8,10 @@ from linearrag.commands import pin_query_threads
 pin_query_threads()
 
 import argparse
+from pathlib import Path
 
 from linearrag.cli import run_cli, setup_logging
+from linearrag.errors import ParameterError
 from linearrag.retrieval import parse_overrides, preset
 
 
@@ -19,6 +21,11 @@ def parse_args(argv=None):
     ap.add_argument("--preset", default="default")
     ap.add_argument("--param", action="append", metavar="NAME=VALUE", help="default retrieval parameter")
     ap.add_argument("--lazy", action="store_true", help="load the index and models on the first call, not at start")
+    ap.add_argument("--root", action="append", metavar="DIR",
+                    help="a directory the tools may read and write (repeatable; default: the current directory and "
+                         "the --index directory); every path, symbolic links resolved, must lie inside one")
+    ap.add_argument("--read-only", action="store_true",
+                    help="offer only the reading tools (no build_index, add_documents, remove_documents, update_index)")
     return ap.parse_args(argv)
 
 
@@ -28,7 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     from linearrag.mcp_server import create_server
 
     params = preset(args.preset).with_overrides(parse_overrides(args.param))
-    server = create_server(args.index, params, preload=not args.lazy)
+    for root in args.root or []:
+        if not Path(root).is_dir():
+            raise ParameterError(f"--root {root}: not a directory; pass an existing directory")
+    server = create_server(args.index, params, preload=not args.lazy, roots=args.root, read_only=args.read_only)
     server.run("stdio")
     return 0
 
