@@ -109,3 +109,43 @@ def test_overview_view(browser, team_index, tmp_path):
     page, errors, requests, file = _open(browser, tmp_path, "overview", overview_html(result))
     _check_page(page, errors, requests, file, overview_elements(result), tmp_path, "overview")
     page.close()
+
+
+HOSTILE = ('<!--<script>window.__pwned=1</script></script><img src=x onerror="window.__pwned=1">'
+           '\u2028&amp;\u2029')
+
+
+def _hostile(value):
+    """Every string of a result with markup that would end or comment out a script appended."""
+    if isinstance(value, str):
+        return value + HOSTILE
+    if isinstance(value, list):
+        return [_hostile(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _hostile(v) for k, v in value.items()}
+    return value
+
+
+def test_markup_in_texts_titles_ids_and_names_never_runs(browser, sample_retriever, team_index, tmp_path):
+    """<!--<script>, </script> and <img onerror> in passage texts, titles, ids and entity names:
+    all three views still draw, nothing in them runs, nothing is fetched."""
+    from linearrag import load_index
+    from linearrag.explain import html as views
+    from linearrag.explain.overview import corpus_overview
+    from linearrag.explain.paths import EntityGraph, describe_paths, resolve_entity
+
+    r = sample_retriever
+    a = resolve_entity(r, "Beatrice I, Countess of Burgundy", 0.6)
+    b = resolve_entity(r, "Frederick Barbarossa", 0.6)
+    cases = [("query", views.query_html, views.query_elements, r.query(BEATRICE).to_dict()),
+             ("path", views.path_html, views.path_elements,
+              describe_paths(EntityGraph(r.index.graph.M), r.index, a, b, 4).to_dict()),
+             ("overview", views.overview_html, views.overview_elements,
+              corpus_overview(load_index(team_index[0])).to_dict())]
+    for name, page_of, elements_of, result in cases:
+        result = _hostile(result)
+        page, errors, requests, file = _open(browser, tmp_path, f"hostile-{name}", page_of(result))
+        _check_page(page, errors, requests, file, elements_of(result), tmp_path, f"hostile-{name}")
+        assert page.evaluate("window.__pwned") is None, name
+        assert HOSTILE.split("\u2028")[0] in page.locator("#list").inner_text(), name   # shown as text
+        page.close()

@@ -57,8 +57,15 @@ _JS = """
 """
 
 
+# What must never appear raw inside a <script> element: "<" (a closing tag or "<!--", which
+# makes the browser swallow the scripts after it), ">" and "&", and the two line separators
+# older JavaScript parsers end a string at. JSON.parse reads the escapes back unchanged.
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                              "\u2029": "\\u2029"})
+
+
 def _payload_script(payload: dict) -> str:
-    text = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
+    text = json.dumps(payload, ensure_ascii=False).translate(_SCRIPT_SAFE)
     return f'<script type="application/json" id="data">{text}</script>'
 
 
