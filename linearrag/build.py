@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .analysis import Analyzer
-from .corpus import Passage
+from .corpus import DEFAULT_MAX_FILE_MB, Passage
 from .embeddings import torch_threads
 from .errors import CorpusError
 from .index_embeddings import embed_tri_graph
@@ -35,6 +35,7 @@ class BuildConfig:
     spacy_model: str | None = None
     embedding_model: str | None = None
     max_chars: int = 1000
+    max_file_mb: float = DEFAULT_MAX_FILE_MB   # the largest document read (MB)
     batch_size: int = 32
     title_entities: bool = True
     precision: str = "auto"

@@ -31,6 +31,7 @@ from .errors import CorpusError
 from .jsonl import jsonl_lines
 from .formats import read_html, read_pdf
 from .markdown import blank_code, code_identifiers, read_sections
+from .textsplit import split_text
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,9 @@ HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIX = ".pdf"
 DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, PDF_SUFFIX)
 HEADING_SEPARATOR = " › "
+# The largest document (or record text) read by default: a few MB of one-line text build in
+# minutes; a larger file needs --max-file-mb (NER runs at ~0.1 MB/s on 2 cores).
+DEFAULT_MAX_FILE_MB = 20
 _CHUNK_PREFIX = re.compile(r"^\s*(\d+):")
 _BLANK_LINES = re.compile(r"\n\s*\n")
 
@@ -90,7 +94,8 @@ class Passage:
 
 
 def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
-                allowed: list[Path] | None = None, allow_empty: bool = False) -> list[Passage]:
+                allowed: list[Path] | None = None, allow_empty: bool = False,
+                max_file_mb: float = DEFAULT_MAX_FILE_MB) -> list[Passage]:
     """Load passages from ``path`` (a directory, ``.jsonl`` or ``.json`` file).
 
     Raises :class:`CorpusError` for a missing path, an empty corpus, malformed JSON,
@@ -98,20 +103,25 @@ def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
     them against its whole corpus at each commit). ``allowed``: directories the files read
     must resolve into (a symbolic link that leads elsewhere is skipped with a warning).
     ``allow_empty``: an empty directory gives no passages instead of an error (a re-sync).
+    ``max_file_mb``: the largest document (and JSONL/JSON record text) read, in MB; a larger
+    one is an error (a single file) or skipped with a warning (in a directory).
     """
     if max_chars < 1:
         raise CorpusError(f"--max-chars must be at least 1, got {max_chars}")
+    if not max_file_mb > 0:
+        raise CorpusError(f"--max-file-mb must be above 0, got {max_file_mb}")
+    limit = int(max_file_mb * 1e6)
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"{path}: no such file or directory; pass an existing directory, .jsonl or .json file")
     if path.is_dir():
-        passages = _load_directory(path, max_chars, allowed, allow_empty)
+        passages = _load_directory(path, max_chars, allowed, allow_empty, limit)
     elif path.suffix.lower() == ".jsonl":
-        passages = _load_jsonl(path)
+        passages = _load_jsonl(path, limit)
     elif path.suffix.lower() == ".json":
-        passages = _load_json(path)
+        passages = _load_json(path, limit)
     elif path.suffix.lower() in DOCUMENT_SUFFIXES:
-        passages = _read_document(path, path.name, max_chars)
+        passages = _read_document(path, path.name, max_chars, limit)
     else:
         raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.html/.pdf files, "
                           "a .jsonl or a .json file")
@@ -164,7 +174,7 @@ def within(path: Path, roots: list[Path]) -> bool:
 
 
 def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = None,
-                    allow_empty: bool = False) -> list[Passage]:
+                    allow_empty: bool = False, limit: int = 0) -> list[Passage]:
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES)
     if allowed is not None:
         outside = [f for f in files if not within(f, allowed)]
@@ -180,14 +190,16 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
     for file in files:
         rel = file.relative_to(root).as_posix()
         try:
-            passages.extend(_read_document(file, rel, max_chars))
+            passages.extend(_read_document(file, rel, max_chars, limit))
         except CorpusError as exc:
             log.warning("skipping %s", exc)
     return passages
 
 
-def _read_document(file: Path, rel: str, max_chars: int) -> list[Passage]:
+def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list[Passage]:
     """Passages of one file, by its type (a file that cannot be read raises CorpusError)."""
+    if limit:
+        _check_size(file, file.stat().st_size, limit)
     suffix = file.suffix.lower()
     if suffix == PDF_SUFFIX:
         return _pdf_passages(file, rel, max_chars)
@@ -283,10 +295,13 @@ def _resolve_path(doc: str, target: str, doc_title: dict[str, str]) -> str | Non
 
 def _merge_paragraphs(paragraphs: list, max_chars: int) -> list[list]:
     """Consecutive paragraphs ``(text, …)`` merged into chunks of at most ``max_chars``
-    characters (a longer paragraph is a chunk of its own)."""
+    characters; a longer paragraph is first cut into pieces that fit (at line breaks, sentence
+    ends, then words: :func:`textsplit.split_text`), each keeping the paragraph's other fields."""
     chunks: list[list] = []
     size = 0
-    for para in paragraphs:
+    pieces = ((piece, *para[1:]) for para in paragraphs
+              for piece in (split_text(para[0], max_chars) if len(para[0]) > max_chars else [para[0]]))
+    for para in pieces:
         if chunks and size + 1 + len(para[0]) <= max_chars:
             chunks[-1].append(para)
             size += 1 + len(para[0])
@@ -329,9 +344,18 @@ def _record_to_passage(path: Path, where: str, record: object, default_id: str) 
     return Passage(id=pid, title=title.strip(), text=text)
 
 
-def _load_jsonl(path: Path) -> list[Passage]:
+def _check_size(where: object, size: int, limit: int) -> None:
+    if size > limit:
+        need = -(-size // 1_000_000) + 1
+        raise CorpusError(f"{where}: {size / 1e6:.1f} MB, over the {limit / 1e6:g} MB limit for one document "
+                          f"(--max-file-mb); pass --max-file-mb {need} to index it")
+
+
+def _load_jsonl(path: Path, limit: int = 0) -> list[Passage]:
     passages = []
     for lineno, line in jsonl_lines(read_utf8(path)):
+        if limit:
+            _check_size(f"{path}:{lineno}", len(line), limit)
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -340,14 +364,18 @@ def _load_jsonl(path: Path) -> list[Passage]:
     return passages
 
 
-def _load_json(path: Path) -> list[Passage]:
+def _load_json(path: Path, limit: int = 0) -> list[Passage]:
     try:
         data = json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
         raise CorpusError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
     if not isinstance(data, list):
         raise CorpusError(f"{path}: expected a JSON list of passages (objects with 'text', or strings)")
-    return [_record_to_passage(path, f"item {i}", rec, str(i)) for i, rec in enumerate(data)]
+    passages = [_record_to_passage(path, f"item {i}", rec, str(i)) for i, rec in enumerate(data)]
+    for i, p in enumerate(passages):
+        if limit:
+            _check_size(f"{path}: item {i}", len(p.text), limit)
+    return passages
 
 
 def _check_unique_ids(path: Path, passages: list[Passage]) -> None:

@@ -38,6 +38,9 @@ _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
 _LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 MAX_TERM_CHARS = 60
+# A heading is one short line: a longer line starting with "#" (a one-line file, a hashtag-led
+# paragraph) is read as text, never as a heading that swallows the document.
+MAX_HEADING_CHARS = 300
 
 
 @dataclass
@@ -55,6 +58,10 @@ class Section:
         self.links.append(list(links or []))
 
 
+def _heading(line: str) -> re.Match | None:
+    return _HEADING.match(line) if len(line) <= MAX_HEADING_CHARS else None
+
+
 def document_title(text: str, fallback: str) -> str:
     """The first level-1 heading (cleaned), else ``fallback``."""
     in_fence = False
@@ -62,7 +69,7 @@ def document_title(text: str, fallback: str) -> str:
         if _FENCE.match(line):
             in_fence = not in_fence
         elif not in_fence:
-            m = _HEADING.match(line)
+            m = _heading(line)
             if m and len(m.group(1)) == 1:
                 title = heading_text(m.group(2))
                 if title:
@@ -103,7 +110,7 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
             flush()
             fence = m.group(1)
             continue
-        heading = _HEADING.match(line)
+        heading = _heading(line)
         if heading:
             flush()
             level, name = len(heading.group(1)), heading_text(heading.group(2))

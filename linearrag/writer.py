@@ -22,17 +22,18 @@ import numpy as np
 from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
 from .build import BuildConfig, _auto_workers, _ner_meta, is_documents, make_segment, terms_wanted
-from .corpus import Passage, load_corpus, passage_sources, within
+from .corpus import DEFAULT_MAX_FILE_MB, Passage, load_corpus, passage_sources, within
 from .embeddings import DEFAULT_EMBEDDING_MODELS, canonical_model_name, load_encoder, resolve_device, torch_threads
 from .errors import CorpusError, IndexFormatError, ModelMismatchError, write_failure
 from .embeddings import encode_names
+from .files import sha256_file
 from .progress import bar
 from .shards import (Executor, LazyEncoder, ProcessExecutor, RayExecutor, SerialExecutor, ShardTask, ShardWorker, Staging,
                      WorkerSettings, plan_shards, staging_key, timed_map)
 from .language import SUPPORTED, detect_language
 from .merge import live_entries, merge, natural_key
 from .segment import Segment, SegmentData, bridge_candidates
-from .sources import Owners, plan_resync, write_owners
+from .sources import SOURCE_ROOTS, Owners, plan_resync, write_owners
 from .store import (WriteLock, check_output, collect_garbage, commit, current_generation, file_table,
                     next_generation, read_manifest, write_global)
 
@@ -57,6 +58,7 @@ class IndexWriter:
         self._encoder = None
         self._models_key: tuple | None = None
         self._segment_cache: dict[str, Segment] = {}
+        self._verified: set[tuple] = set()   # files checked against their SHA-256 (segments never change)
 
     # ---- operations ----------------------------------------------------------------------
     def build(self, input_path: str | Path) -> dict[str, Any]:
@@ -66,14 +68,14 @@ class IndexWriter:
         config = self.config
         check_output(self.path)
         aliases = load_aliases(config.aliases) if config.aliases else Aliases()
-        passages = self._load(input_path, config.max_chars)
+        passages = self._load(input_path, {"max_chars": config.max_chars, "max_file_mb": config.max_file_mb})
         sources, hashes = passage_sources(input_path, passages)
         lang = config.lang
         if lang == "auto":
             lang = detect_language(p.full_text for p in passages)
         elif lang not in SUPPORTED:
             raise CorpusError(f"unsupported --lang {lang!r}; use auto, en or ja")
-        build = {"max_chars": config.max_chars, "batch_size": config.batch_size,
+        build = {"max_chars": config.max_chars, "max_file_mb": config.max_file_mb, "batch_size": config.batch_size,
                  "title_entities": config.title_entities, "terms": terms_wanted(config.terms, passages),
                  "merge_short_names": config.merge_short_names, "term_min_df": config.term_min_df,
                  "term_max_df": config.term_max_df, "workers": config.workers,
@@ -159,7 +161,7 @@ class IndexWriter:
         with self._lock_index():
             base = self._require_manifest()
             settings = self._settings(base)
-            passages = self._load(input_path, settings["build"]["max_chars"])
+            passages = self._load(input_path, settings["build"])
             sources, hashes = passage_sources(input_path, passages)
             timings["load"] = time.perf_counter() - t0
             segs = [dict(s, deleted=list(s["deleted"])) for s in base["segments"]]
@@ -211,7 +213,7 @@ class IndexWriter:
             if not roots:
                 raise CorpusError(f"{self.path}: the index records no input path; pass --input")
             plan = plan_resync(live.sources, owners, roots,
-                               lambda root: self._load(root, settings["build"]["max_chars"], allow_empty=True))
+                               lambda root: self._load(root, settings["build"], allow_empty=True))
             timings["load"] = time.perf_counter() - t0
             gone = {pid for src in plan.changed | plan.dropped for pid in live.by_source.get(src, [])}
             if not gone and not plan.passages:
@@ -225,13 +227,16 @@ class IndexWriter:
             return self._add_passages(base, segs, plan.passages, plan.sources, plan.hashes, settings, timings,
                                       "update", counts)
 
-    def _load(self, path: str | Path, max_chars: int, allow_empty: bool = False) -> list[Passage]:
+    def _load(self, path: str | Path, build: dict, allow_empty: bool = False) -> list[Passage]:
         """The passages of an input; with confinement (``roots``) the input and every file read
         must lie inside a root, symbolic links resolved (see docs/security.md)."""
         if self.roots is not None and not within(Path(path), self.roots):
             raise CorpusError(f"{path}: outside the directories this writer may read "
                               f"({', '.join(map(str, self.roots))}); allow it with --root")
-        return load_corpus(path, max_chars=max_chars, resolve=False, allowed=self.roots, allow_empty=allow_empty)
+        limit = self.config.max_file_mb if self.config.max_file_mb != DEFAULT_MAX_FILE_MB else \
+            build.get("max_file_mb", DEFAULT_MAX_FILE_MB)   # this run's flag, else the build's
+        return load_corpus(path, max_chars=build["max_chars"], resolve=False, allowed=self.roots,
+                           allow_empty=allow_empty, max_file_mb=limit)
 
     def _add_passages(self, base: dict, segs: list[dict], passages: list[Passage], sources: list[str],
                       hashes: dict[str, str], settings: dict, timings: dict, operation: str, counts: dict,
@@ -299,7 +304,28 @@ class IndexWriter:
             return None    # a damaged or version-1 index: a full build replaces it
 
     def _require_manifest(self) -> dict:
-        return read_manifest(self.path)
+        """The committed manifest, once every file it lists has its recorded size and every
+        file this writer reads or carries into the new generation (segments, the source map)
+        its recorded SHA-256: a damaged index is refused, untouched, and never inherited."""
+        manifest = read_manifest(self.path)
+        for rel, (size, digest) in sorted(manifest["files"].items()):
+            f = self.path / rel
+            try:
+                st = f.stat()
+            except OSError:
+                raise IndexFormatError(f"{self.path}: {rel} is missing; the index is damaged and was not changed; "
+                                       "rebuild it or restore it from a copy") from None
+            if st.st_size != size:
+                raise IndexFormatError(f"{self.path}: {rel} has {st.st_size} bytes, the manifest says {size}; the "
+                                       "index is damaged and was not changed; rebuild it or restore it from a copy")
+            read = rel.split("/", 1)[0] != manifest["global"] or rel.endswith("/" + SOURCE_ROOTS)
+            stamp = (rel, size, st.st_mtime_ns, digest)
+            if read and stamp not in self._verified:
+                if sha256_file(f) != digest:
+                    raise IndexFormatError(f"{self.path}: {rel} does not match its checksum; the index is damaged "
+                                           "and was not changed; rebuild it or restore it from a copy")
+                self._verified.add(stamp)
+        return manifest
 
     def _settings(self, base: dict) -> dict:
         meta = base["meta"]

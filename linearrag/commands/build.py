@@ -13,6 +13,7 @@ import json
 import sys
 
 from linearrag.build import BuildConfig
+from linearrag.corpus import DEFAULT_MAX_FILE_MB
 from linearrag.cli import run_cli, setup_logging
 from linearrag.errors import CorpusError
 from linearrag.jsonl import jsonl_lines
@@ -38,6 +39,9 @@ def parse_args(argv=None):
     ap.add_argument("--spacy-model", default=None, help="spaCy model name or path (default: per language)")
     ap.add_argument("--embedding-model", default=None, help="sentence-transformers model name or path")
     ap.add_argument("--max-chars", type=int, default=1000, help="passage size budget for directories")
+    ap.add_argument("--max-file-mb", type=float, default=DEFAULT_MAX_FILE_MB,
+                    help=f"the largest document (or record text) read, in MB (default {DEFAULT_MAX_FILE_MB}); a larger "
+                         "file is refused (one input file) or skipped with a warning (in a directory)")
     ap.add_argument("--batch-size", type=int, default=32, help="embedding batch size")
     ap.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
                     help="embedding arithmetic; auto = bf16 where the CPU supports it")
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.shard_passages < 1:
         raise CorpusError(f"--shard-passages must be at least 1, got {args.shard_passages}")
     config = BuildConfig(lang=args.lang, spacy_model=args.spacy_model, embedding_model=args.embedding_model,
-                         max_chars=args.max_chars, batch_size=args.batch_size,
+                         max_chars=args.max_chars, max_file_mb=args.max_file_mb, batch_size=args.batch_size,
                          precision=args.precision, workers=args.workers, shard_passages=args.shard_passages,
                          ray=args.ray, device=args.device,
                          sentences_in_context=not args.isolated_sentences,
