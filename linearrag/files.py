@@ -92,9 +92,14 @@ def load_array(path: Path, mmap: bool = True, random_access: bool = False) -> np
     not in the page cache, every scattered row read pulls in a whole read-ahead window: on the
     million-passage replica, opening a retriever (its fixed 1,024-row background samples) read
     gigabytes from disk and took 12 s."""
-    if not mmap:
-        return np.load(path, allow_pickle=False)
-    mapped = np.load(path, mmap_mode="r", allow_pickle=False)
+    try:
+        if not mmap:
+            return np.load(path, allow_pickle=False)
+        mapped = np.load(path, mmap_mode="r", allow_pickle=False)
+    except OSError:
+        raise
+    except Exception as exc:   # a damaged header: numpy parses it with tokenize and ast
+        raise ValueError(f"{path.name}: not a readable .npy file ({type(exc).__name__})") from None
     handle = getattr(mapped, "_mmap", None)
     if random_access and handle is not None and hasattr(mmap_module, "MADV_RANDOM"):
         handle.madvise(mmap_module.MADV_RANDOM)

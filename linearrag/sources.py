@@ -72,12 +72,14 @@ class Resync:
 
 
 def plan_resync(live: dict[str, str], owners: Owners, roots: list[str],
-                load: Callable[[str], list[Passage]]) -> Resync:
+                load: Callable[[str], list[Passage]], takeover: bool = False) -> Resync:
     """Rescan ``roots`` (each loaded with ``load``) against the live sources and their hashes.
 
     A root's scan changes only the sources it owns, or new ones: a source of the same name that
-    another root brought is left to that root. Sources a root owns and no longer holds are
-    dropped. A root that does not exist is reported in ``missing`` and changes nothing."""
+    another root brought is left to that root, unless ``takeover`` (``--update --input PATH``:
+    PATH becomes the root of every source it holds, e.g. a folder that moved). Sources a root
+    owns and no longer holds are dropped. A root that does not exist is reported in
+    ``missing`` and changes nothing."""
     plan = Resync()
     for root in roots:
         if not Path(root).exists():
@@ -88,10 +90,10 @@ def plan_resync(live: dict[str, str], owners: Owners, roots: list[str],
         mine = set()
         for src, digest in hashes.items():
             owner = owners.of(src) if src in live else root
-            if owner != root:
+            if owner != root and not takeover:
                 continue
             mine.add(src)
-            if live.get(src) != digest:
+            if live.get(src) != digest or owner != root:
                 plan.changed.add(src)
                 plan.roots[src] = root
                 plan.hashes[src] = digest

@@ -148,8 +148,8 @@ class Index:
 
 def current_generation(path: str | Path) -> str | None:
     """The manifest name ``CURRENT`` points to (None when there is none)."""
-    try:
-        return (Path(path) / CURRENT).read_text(encoding="utf-8").strip()
+    try:   # damaged bytes decode to something no manifest name matches: read_manifest says so
+        return (Path(path) / CURRENT).read_bytes().decode("utf-8", errors="replace").strip()
     except (FileNotFoundError, NotADirectoryError):
         return None
 

@@ -213,7 +213,8 @@ class IndexWriter:
             if not roots:
                 raise CorpusError(f"{self.path}: the index records no input path; pass --input")
             plan = plan_resync(live.sources, owners, roots,
-                               lambda root: self._load(root, settings["build"], allow_empty=True))
+                               lambda root: self._load(root, settings["build"], allow_empty=True),
+                               takeover=input_path is not None)
             timings["load"] = time.perf_counter() - t0
             gone = {pid for src in plan.changed | plan.dropped for pid in live.by_source.get(src, [])}
             if not gone and not plan.passages:

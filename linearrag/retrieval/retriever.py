@@ -16,7 +16,7 @@ import numpy as np
 from ..aliases import Aliases, check_unchanged
 from ..analysis import Analyzer, Mention, NameCandidate
 from ..embeddings import Encoder, load_query_encoder, query_precision_default
-from ..errors import ModelMismatchError, ParameterError
+from ..errors import IndexFormatError, ModelMismatchError, ParameterError
 from ..files import as_float32, read_rows
 from ..language import query_language_warning
 from ..lexical import EnglishTokenizer, Postings
@@ -279,6 +279,10 @@ class Retriever:
             rows, row_scores, linked = self.linked_selection(rows, np.asarray(row_scores), params)
             timings["selection"] = (time.perf_counter() - t0) * 1000
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
+        if not np.all(np.isfinite(np.asarray(row_scores, dtype=np.float64))):
+            raise IndexFormatError(f"{self.index.path}: a score is not a number, so a vector or weight file is "
+                                   f"damaged; run linearrag check {self.index.path} to find it, then rebuild the "
+                                   "index or restore it from a copy")
         parts = ANALYSIS_PARTS[params.mode]
         if self._tokenizer is None and "ner" in parts:   # Japanese: one GiNZA pass gives both
             parts = tuple(p for p in parts if p != "tokens")
