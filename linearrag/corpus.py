@@ -177,11 +177,12 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
                     allow_empty: bool = False, limit: int = 0) -> list[Passage]:
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES)
     if allowed is not None:
-        outside = [f for f in files if not within(f, allowed)]
-        for f in outside:
-            log.warning("skipping %s: a symbolic link to %s, outside the directories this server may read",
-                        f, f.resolve())
-        files = [f for f in files if f not in set(outside)]
+        inside = [within(f, allowed) for f in files]
+        for f, ok in zip(files, inside):
+            if not ok:
+                log.warning("skipping %s: a symbolic link to %s, outside the directories this server may read",
+                            f, f.resolve())
+        files = [f for f, ok in zip(files, inside) if ok]
     if not files and allow_empty:
         return []
     if not files:

@@ -49,7 +49,10 @@ def write_failure(exc: OSError, index: os.PathLike | str, committed: bool = Fals
     """An OSError met while writing ``index`` as one line: the cause, the file, what state the
     index is in, and the fix."""
     cause, fix = _CAUSES.get(exc.errno, (exc.strerror or str(exc) or type(exc).__name__, "run it again"))
-    where = f" while writing {exc.filename}" if exc.filename else f" while writing {index}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS) or exc.errno is None:
+        where = f" while writing {exc.filename or index}"
+    else:
+        where = f" ({exc.filename})" if exc.filename else f" while changing {index}"
     state = ("the change was committed, but cleaning up after it failed" if committed
              else "the index is unchanged and the partial generation was removed")
     return StoreWriteError(f"{cause}{where}; {state}; {fix}")

@@ -196,22 +196,24 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     return dict(manifest["meta"], format_version=FORMAT_VERSION, generation=manifest["generation"])
 
 
-def load_index(path: str | Path, mmap: bool = True) -> Index:
+def load_index(path: str | Path, mmap: bool = True, checked: bool = True) -> Index:
     """Open the committed generation of an index. A writer that commits meanwhile (and, three
-    commits later, deletes this generation's files) makes the open start over from CURRENT."""
+    commits later, deletes this generation's files) makes the open start over from CURRENT.
+    ``checked``: verify the structure of every array and the CRC of every string read (see
+    docs/store.md); False only to measure what the checks cost (``bench_scale.py``)."""
     path = Path(path)
     for attempt in range(20):
         name = current_generation(path)
         try:
-            return _load(path, mmap)
+            return _load(path, mmap, checked)
         except (IndexFormatError, FileNotFoundError):
             if current_generation(path) == name:
                 raise
             time.sleep(0.01 * attempt)
-    return _load(path, mmap)
+    return _load(path, mmap, checked)
 
 
-def _load(path: Path, mmap: bool) -> Index:
+def _load(path: Path, mmap: bool, checked: bool = True) -> Index:
     manifest = read_manifest(path)
     meta = dict(manifest["meta"], format_version=FORMAT_VERSION, generation=manifest["generation"])
     data = path / manifest["global"]
@@ -225,7 +227,7 @@ def _load(path: Path, mmap: bool) -> Index:
             raise IndexFormatError(f"{path}: {rel} has {f.stat().st_size} bytes, the manifest says {size}; "
                                    f"the index is damaged, rebuild it (linearrag check {path})")
     try:
-        cols = {name: read_strings(data, name) for name in _STRINGS}
+        cols = {name: read_strings(data, name, checked) for name in _STRINGS}
         arrays = {name: load_array(data / f"{name}.npy", mmap=mmap, random_access=True) for name in _ARRAYS}
         embs = [load_vector_table(data / f"{name}.npy", mmap=mmap) for name in _EMBEDDINGS]
         counts = meta.get("counts", {})
@@ -233,6 +235,8 @@ def _load(path: Path, mmap: bool) -> Index:
         lookup = KeyTable.open(data, "entity_keys", cols["entity_keys"])
     except FileNotFoundError:
         raise
+    except validate.Damaged as exc:
+        raise _damaged(path, manifest, exc) from None
     except (ValueError, OSError, KeyError, TypeError, UnicodeDecodeError, EOFError) as exc:
         raise IndexFormatError(f"{path}: corrupt or truncated index file ({type(exc).__name__}: {exc}); "
                                "rebuild it") from None
@@ -256,17 +260,21 @@ def _load(path: Path, mmap: bool) -> Index:
         if want != got:
             raise IndexFormatError(f"{path}: {what} has shape {got}, expected {want}; the index is corrupt, rebuild it")
     try:
-        check_structure(arrays, lookup, (n_p, n_s, n_e))
+        if checked:
+            check_structure(arrays, lookup, (n_p, n_s, n_e))
     except validate.Damaged as exc:
-        raise IndexFormatError(f"{path}: {manifest['global']}/{exc.file} is damaged ({exc.what}); rebuild the "
-                               f"index or restore it from a copy (linearrag check {path} lists every damaged "
-                               "file)") from None
+        raise _damaged(path, manifest, exc) from None
     graph = StoredGraph(cols["sentences"], arrays["sentence_passage"], cols["entity_keys"], cols["entity_names"],
                         cols["entity_labels"], arrays, (n_p, n_s, n_e))
     return Index(path=path, meta=meta, passage_ids=cols["passage_ids"], passage_titles=cols["passage_titles"],
                  passage_texts=cols["passage_texts"], graph=graph, passage_emb=embs[0], sentence_emb=embs[1],
                  entity_emb=embs[2], data_dir=data, generation=manifest["generation"], entity_lookup=lookup,
                  files=manifest["files"])
+
+
+def _damaged(path: Path, manifest: dict, exc: validate.Damaged) -> IndexFormatError:
+    return IndexFormatError(f"{path}: {manifest['global']}/{exc.file} is damaged ({exc.what}); rebuild the index "
+                            f"or restore it from a copy (linearrag check {path} lists every damaged file)")
 
 
 def check_structure(arrays: dict[str, np.ndarray], lookup: KeyTable, shape: tuple[int, int, int]) -> None:

@@ -461,7 +461,8 @@ class IndexWriter:
         sources = _live_sources(segments, deleted, entries)
         write_global(self.path / global_dir, layer, sources)
         inputs = write_owners(self.path / global_dir, list(sources),
-                              Owners.read(self.path, base) if base else Owners(), roots or {})
+                              Owners.read(self.path, base) if base and operation != "build" else Owners(),
+                              roots or {})
         files = {rel: v for rel, v in (base["files"] if base else {}).items()
                  if rel.split("/", 1)[0] in {s["name"] for s in segs}}
         files.update(file_table(self.path, new_dirs + [global_dir]))

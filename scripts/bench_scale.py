@@ -114,7 +114,7 @@ def preload(path: Path) -> float:
     return round(time.perf_counter() - t0, 1)
 
 
-def measure(path: Path, qs, warmup, models, params, warm_cache: bool = True) -> dict:
+def measure(path: Path, qs, warmup, models, params, warm_cache: bool = True, checked: bool = True) -> dict:
     from linearrag.retrieval import Retriever
     from linearrag.store import load_index
 
@@ -122,7 +122,7 @@ def measure(path: Path, qs, warmup, models, params, warm_cache: bool = True) -> 
     preload_s = preload(path) if warm_cache else None
     rss0, private0 = rss_mb(), private_mb()
     t0 = time.perf_counter()
-    index = load_index(path)
+    index = load_index(path, checked=checked)
     retriever = Retriever(index, params, analyzer=analyzer, encoder=encoder, warm=False)
     open_s = time.perf_counter() - t0
     first_ms = None
@@ -146,7 +146,7 @@ def measure(path: Path, qs, warmup, models, params, warm_cache: bool = True) -> 
             "private_mb": round(private_mb() - private0, 1), "disk_mb": round(disk_mb(path), 1),
             "recall_at_5": round(100 * float(np.mean(hits)), 2), "search": "ann" if retriever.uses_ann(params) else "exact",
             "queries": len(qs), "warmup_queries": len(warmup), "first_query_ms": first_ms,
-            "page_cache": "preloaded" if warm_cache else "as found", "preload_s": preload_s}
+            "page_cache": "preloaded" if warm_cache else "as found", "preload_s": preload_s, "checks": checked}
 
 
 def main() -> None:
@@ -164,6 +164,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2, help="threads for the ANN builds")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="retrieval parameter")
+    ap.add_argument("--compare-checks", action="store_true",
+                    help="measure each size twice in one run: without the open-time structure checks and string "
+                         "CRCs (as before they existed), then with them")
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line of stdout")
     args = ap.parse_args()
     try:
@@ -193,16 +196,20 @@ def main() -> None:
     runs = []
     for n in sizes:
         path = generated(args, src, n)
-        run = measure(path, qs, warmup, models, params, not args.cold_cache)
-        runs.append(run)
-        log(json.dumps(run))
-        if not args.json:
-            print(f"{n:>9} passages: p50 {run['p50_ms']} ms, p95 {run['p95_ms']} ms (retrieval p50 "
-                  f"{run['retrieval_p50_ms']} ms), open {run['open_s']} s, +{run['rss_mb']} MB RSS "
-                  f"(+{run['private_mb']} MB private), "
-                  f"{run['disk_mb']} MB disk, R@5 {run['recall_at_5']} [{run['search']}]")
+        for checked in ((False, True) if args.compare_checks else (True,)):
+            run = measure(path, qs, warmup, models, params, not args.cold_cache, checked)
+            runs.append(run)
+            log(json.dumps(run))
+            if not args.json:
+                print(f"{n:>9} passages{'' if checked else ' (no checks)'}: p50 {run['p50_ms']} ms, p95 "
+                      f"{run['p95_ms']} ms (retrieval p50 {run['retrieval_p50_ms']} ms), open {run['open_s']} s, "
+                      f"+{run['rss_mb']} MB RSS (+{run['private_mb']} MB private), "
+                      f"{run['disk_mb']} MB disk, R@5 {run['recall_at_5']} [{run['search']}]")
     result = dict(runs[-1])
-    if len(runs) > 1:
+    if args.compare_checks:
+        result["compare_checks"] = runs
+    if len(sizes) > 1:
+        runs = [r for r in runs if r["checks"]]
         x = np.log([r["passages"] for r in runs])
         result["runs"] = runs
         result["p50_exponent"] = round(float(np.polyfit(x, np.log([r["p50_ms"] for r in runs]), 1)[0]), 3)

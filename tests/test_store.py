@@ -327,3 +327,55 @@ def test_vector_rows_read_from_the_file(tmp_path):
         f.truncate(os.path.getsize(tmp_path / "t.npy") - 48 * 10)
     with pytest.raises(IndexFormatError):
         read_rows(short, np.array([499]))
+
+
+def _invert_middle(path, count=16):
+    data = bytearray(path.read_bytes())
+    at = len(data) // 2
+    for k in range(at, min(at + count, len(data))):
+        data[k] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name,search", [("passage_texts.off.npy", "exact"), ("C_indices.npy", "exact"),
+                                         ("passage_texts.bin", "exact"), ("entity_keys.hash.npy", "exact"),
+                                         ("MT_indptr.npy", "ann"), ("passages.usearch", "ann")])
+def test_flipped_bytes_are_named_at_query_time(idx, name, search):
+    """16 bytes inverted in the middle of a file a query reads: one error line naming the file
+    (was: another passage's text, or a traceback)."""
+    _invert_middle(idx / "g-000001" / name)
+    proc = _run(SCRIPTS / "query_graph.py", "--index", idx, "--query", "Who was Frederick Barbarossa's wife?",
+                "--param", f"search={search}", "--top-k", "10")
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert name.split(".")[0] in lines[0] and ("rebuild" in lines[0] or "restore" in lines[0])
+
+
+def test_structure_checks_on_hand_made_arrays():
+    from linearrag import validate
+
+    validate.csr(np.array([0, 2, 3]), np.array([1, 0, 2], dtype=np.int32), 2, 3, ("p", "i"))
+    for indptr, idx, what in [([0, 4, 3], [0, 1, 2], "decrease"), ([0, 2, 4], [0, 1, 2], "offsets run"),
+                              ([0, 1, 3], [0, -1, 2], "outside"), ([0, 1, 3], [0, 1, 3], "outside")]:
+        with pytest.raises(validate.Damaged, match=what):
+            validate.csr(np.array(indptr), np.array(idx, dtype=np.int32), 2, 3, ("p", "i"))
+    with pytest.raises(validate.Damaged, match="finite positive"):
+        validate.positive(np.array([1.0, np.nan], dtype=np.float32), "w")
+    with pytest.raises(validate.Damaged, match="sorted"):
+        validate.non_decreasing(np.array([1, 3, 2]), "s")
+
+
+def test_string_column_checks_every_string(tmp_path):
+    from linearrag.files import read_strings, write_strings
+
+    write_strings(tmp_path, "t", ["alpha", "beta", "ünïcode"])
+    col = read_strings(tmp_path, "t")
+    assert list(col) == ["alpha", "beta", "ünïcode"]
+    blob = tmp_path / "t.bin"
+    data = bytearray(blob.read_bytes())
+    data[6] = ord("X")   # "beta" → "bXta": still UTF-8, still the same length
+    blob.write_bytes(bytes(data))
+    col = read_strings(tmp_path, "t")
+    assert col[0] == "alpha"
+    with pytest.raises(IndexFormatError, match="string 1 does not match its checksum"):
+        col[1]
