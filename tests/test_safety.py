@@ -192,3 +192,24 @@ def test_mcp_server_is_confined_to_its_roots(tmp_path, sample_index):
                                                      "update_index"}
 
     asyncio.run(read_only())
+
+
+def test_mcp_write_failure_is_the_same_one_line_message(tmp_path):
+    """Over MCP a failed write carries the CLI's message (was a bare "Error executing tool")."""
+    a, b = _docs(tmp_path)
+    idx = tmp_path / "idx"
+    assert _run(SCRIPTS / "build_graph.py", "--input", a, "--output", idx, "--quiet").returncode == 0
+    limited = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000)); "
+               "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT),
+                                   args=["-c", limited, "scripts/mcp_server.py", "--index", str(idx),
+                                         "--root", str(tmp_path), "--lazy"])
+
+    async def scenario():
+        async with Client(params, read_timeout_seconds=300) as client:
+            res = await client.call_tool("add_documents", {"path": str(b)})
+            text = res.content[0].text
+            assert res.is_error and "\n" not in text and "file too large" in text and "unchanged" in text, text
+
+    asyncio.run(scenario())
+    assert load_index(idx).generation == 1
