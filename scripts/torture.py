@@ -249,9 +249,9 @@ def _fill_once(report: dict, how: str, limit: int, idx: Path, mount: Path, extra
     before, entries = current_generation(target), sorted(p.name for p in target.iterdir())
     argv = _cli("--output", target, "--add", extra)
     if how == "RLIMIT_FSIZE":
-        argv = [sys.executable, "-c", "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_FSIZE, "
-                f"({limit}, {limit})); sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
-                *argv[1:]]
+        argv = [sys.executable, "-c", "import resource, runpy, sys; sys.dont_write_bytecode = True; "   # (a cut .pyc)
+                f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); sys.argv = sys.argv[1:]; "
+                "runpy.run_path(sys.argv[0], run_name='__main__')", *argv[1:]]
     proc = subprocess.run(argv, env=ENV, capture_output=True, text=True)
     report["trials"] += 1
     lines = proc.stderr.strip().splitlines()

@@ -23,6 +23,14 @@ SCRIPTS = ROOT / "scripts"
 NOTES = EXAMPLES / "team-notes" / "notes"
 
 
+# A process whose files may not grow past 20,000 bytes (RLIMIT_FSIZE). It writes no bytecode:
+# under the limit CPython's cache writer stores a cut .pyc (a short write it does not check),
+# which would break every later import of that module.
+LIMITED = ("import resource, runpy, sys; sys.dont_write_bytecode = True; "
+           "resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000)); "
+           "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
 def _run(*args, **kw):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
     return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, env=env, cwd=ROOT, **kw)
@@ -142,8 +150,7 @@ def test_disk_write_failure_is_one_line_and_leaves_the_index_unchanged(tmp_path)
     idx = tmp_path / "idx"
     assert _run(SCRIPTS / "build_graph.py", "--input", a, "--output", idx, "--quiet").returncode == 0
     before = sorted(p.name for p in idx.iterdir())
-    limited = "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000)); " \
-              "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    limited = LIMITED
     proc = _run("-c", limited, SCRIPTS / "build_graph.py", "--output", idx, "--add", b, "--quiet")
     assert _one_error_line(proc) and "file too large" in proc.stderr and "index is unchanged" in proc.stderr
     assert sorted(p.name for p in idx.iterdir()) == before
@@ -199,8 +206,7 @@ def test_mcp_write_failure_is_the_same_one_line_message(tmp_path):
     a, b = _docs(tmp_path)
     idx = tmp_path / "idx"
     assert _run(SCRIPTS / "build_graph.py", "--input", a, "--output", idx, "--quiet").returncode == 0
-    limited = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000)); "
-               "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+    limited = LIMITED
     params = StdioServerParameters(command=sys.executable, cwd=str(ROOT),
                                    args=["-c", limited, "scripts/mcp_server.py", "--index", str(idx),
                                          "--root", str(tmp_path), "--lazy"])
