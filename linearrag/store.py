@@ -33,7 +33,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,7 +53,7 @@ FORMAT_VERSION = 3
 CURRENT = "CURRENT"
 LOCK = "LOCK"
 KEEP_GENERATIONS = 3      # manifests (and their files) kept for readers still opening an older one
-_MANIFEST = re.compile(r"^manifest-(\d{6,})\.json$")
+MANIFEST_NAME = re.compile(r"^manifest-(\d{6,})\.json$")
 _STRINGS = ("passage_ids", "passage_titles", "passage_texts", "sentences", "entity_keys", "entity_names",
             "entity_labels")
 _ARRAYS = ("C_data", "C_indices", "C_indptr", "M_indices", "M_indptr", "sentence_passage",
@@ -157,7 +156,7 @@ def current_generation(path: str | Path) -> str | None:
 def committed_generation(path: str | Path) -> int | None:
     """The committed generation number (one small read: how a server notices a new commit)."""
     name = current_generation(path)
-    m = _MANIFEST.match(name) if name else None
+    m = MANIFEST_NAME.match(name) if name else None
     return int(m.group(1)) if m else None
 
 
@@ -172,7 +171,7 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
             raise IndexFormatError(f"{path}: index format version 1, this linearrag reads version {FORMAT_VERSION}; "
                                    "rebuild the index (scripts/build_graph.py --output to the same path)")
         raise IndexFormatError(f"{path}: not an index (no CURRENT file); rebuild it with scripts/build_graph.py")
-    if not _MANIFEST.match(name):
+    if not MANIFEST_NAME.match(name):
         raise IndexFormatError(f"{path}/{CURRENT}: corrupt (names {name[:40]!r}); rebuild the index")
     try:
         manifest = json.loads((path / name).read_text(encoding="utf-8"))
@@ -261,7 +260,7 @@ def _load(path: Path, mmap: bool, checked: bool = True) -> Index:
             raise IndexFormatError(f"{path}: {what} has shape {got}, expected {want}; the index is corrupt, rebuild it")
     try:
         if checked:
-            check_structure(arrays, lookup, (n_p, n_s, n_e))
+            validate.index_structure(arrays, lookup, (n_p, n_s, n_e))
     except validate.Damaged as exc:
         raise _damaged(path, manifest, exc) from None
     graph = StoredGraph(cols["sentences"], arrays["sentence_passage"], cols["entity_keys"], cols["entity_names"],
@@ -277,75 +276,7 @@ def _damaged(path: Path, manifest: dict, exc: validate.Damaged) -> IndexFormatEr
                             f"or restore it from a copy (linearrag check {path} lists every damaged file)")
 
 
-def check_structure(arrays: dict[str, np.ndarray], lookup: KeyTable, shape: tuple[int, int, int]) -> None:
-    """Every structural array a query reads, checked (vectorised; :mod:`validate`): offsets
-    monotone and within their arrays, indices within the table they point into, counts finite
-    and positive, the entity key table sorted and pointing at entities."""
-    n_p, n_s, n_e = shape
-    a = arrays
-    validate.csr(a["C_indptr"], a["C_indices"], n_p, n_e, ("C_indptr.npy", "C_indices.npy"))
-    validate.csr(a["M_indptr"], a["M_indices"], n_s, n_e, ("M_indptr.npy", "M_indices.npy"))
-    validate.csr(a["CT_indptr"], a["CT_indices"], n_e, n_p, ("CT_indptr.npy", "CT_indices.npy"))
-    validate.csr(a["MT_indptr"], a["MT_indices"], n_e, n_s, ("MT_indptr.npy", "MT_indices.npy"))
-    validate.positive(a["C_data"], "C_data.npy")
-    validate.positive(a["CT_data"], "CT_data.npy")
-    validate.indices(a["sentence_passage"], max(n_p, 1), "sentence_passage.npy")
-    validate.non_decreasing(a["sentence_passage"], "sentence_passage.npy")
-    validate.offsets(a["passage_sentences"], n_p, n_s, "passage_sentences.npy")
-    lookup.validate(n_e, "entity_keys")
-
-
 # ---- writing -----------------------------------------------------------------------------
-
-def check_output(target: str | Path) -> None:
-    """Fail early (before any model loads, before anything is created or deleted) on an
-    ``--output`` that cannot become an index: a file, a directory that holds anything the
-    store did not write (see :func:`foreign_entries`), or a place we cannot write."""
-    target = Path(target)
-    if target.exists() and not target.is_dir():
-        raise IndexFormatError(f"{target}: is a file, not an index directory; choose another --output")
-    if target.is_dir() and not is_index_dir(target):
-        foreign = foreign_entries(target)
-        if foreign:
-            shown = ", ".join(repr(name) for name in foreign[:3]) + (f" and {len(foreign) - 3} more"
-                                                                      if len(foreign) > 3 else "")
-            raise IndexFormatError(f"{target}: exists and is not an index (it holds {shown}, which linearrag "
-                                   "did not write); choose another --output, or an empty or new directory")
-    place = target if target.is_dir() else target.resolve().parent
-    while not place.exists() and place != place.parent:
-        place = place.parent
-    if not os.access(place, os.W_OK | os.X_OK):
-        raise IndexFormatError(f"{place}: not writable, so {target} cannot be written; choose another --output")
-
-
-# Every name the store creates in an index directory; nothing else there is ever deleted.
-_STORE_ENTRY = re.compile(r"^(?:CURRENT(?:\.tmp)?|LOCK|manifest-\d{6,}\.json|seg-\d{6,}-(?:\d+|names)|g-\d{6,}"
-                          r"|staging-[0-9a-f]{20})$")
-
-
-def is_store_entry(name: str) -> bool:
-    """Whether ``name`` (an entry of an index directory) is one the store writes."""
-    return bool(_STORE_ENTRY.match(name))
-
-
-def foreign_entries(path: Path) -> list[str]:
-    """Entries of ``path`` the store did not write (sorted): the user's, never touched."""
-    return sorted(entry.name for entry in path.iterdir() if not is_store_entry(entry.name))
-
-
-def is_index_dir(path: Path) -> bool:
-    """An index is recognised by its own marker only: ``CURRENT`` naming a manifest that
-    parses and carries the store's format fields (a bare ``LOCK`` or ``meta.json`` is not one)."""
-    name = current_generation(path)
-    if not name or not _MANIFEST.match(name):
-        return False
-    try:
-        manifest = json.loads((path / name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return (isinstance(manifest, dict) and isinstance(manifest.get("format_version"), int)
-            and isinstance(manifest.get("generation"), int) and "segments" in manifest)
-
 
 class WriteLock:
     """An exclusive ``flock`` on ``INDEX/LOCK``: one writer at a time. With ``wait`` a second
@@ -448,47 +379,9 @@ def commit(index_dir: Path, generation: int, meta: dict, segments: list[dict], g
     fsync_path(index_dir)
 
 
-def collect_garbage(index_dir: Path, keep: int = KEEP_GENERATIONS) -> None:
-    """Delete what no recent manifest uses: older manifests, their segments and global
-    directories, and files of writers that died; a killed build's finished shards
-    (``staging-*``) stay for it to resume. Only names the store creates are candidates
-    (:func:`is_store_entry`): anything else in the directory is the user's and stays. Call
-    with the write lock held (so nothing deleted here is being written)."""
-    current = current_generation(index_dir)
-    top = int(_MANIFEST.match(current).group(1)) if current and _MANIFEST.match(current) else 0
-    # manifests past the committed one are a dead writer's: not kept
-    manifests = sorted((g, p.name) for p in index_dir.iterdir()
-                       if (m := _MANIFEST.match(p.name)) and (g := int(m.group(1))) <= top)
-    kept = [name for _, name in manifests[-keep:]]
-    if current and current not in kept:
-        kept.append(current)
-    used: set[str] = set(kept) | {CURRENT, LOCK}
-    for name in kept:
-        try:
-            m = json.loads((index_dir / name).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        used.add(m.get("global", ""))
-        used.update(s["name"] for s in m.get("segments", []))
-    for entry in index_dir.iterdir():
-        if entry.name in used or not is_store_entry(entry.name) or entry.name.startswith("staging-"):
-            continue
-        remove_entry(entry)
-
-
-def remove_entry(entry: Path) -> None:
-    """Delete a store entry (a directory tree or a file); a symbolic link is unlinked, never
-    followed."""
-    if entry.is_dir() and not entry.is_symlink():
-        shutil.rmtree(entry, ignore_errors=True)
-    else:
-        entry.unlink(missing_ok=True)
-
-
 def next_generation(manifest: dict | None) -> int:
     return (manifest["generation"] if manifest else 0) + 1
 
 
-__all__ = ["Index", "load_index", "read_meta", "read_manifest", "current_generation", "check_output", "WriteLock",
-           "write_global", "write_graph_extras", "commit", "collect_garbage", "file_table", "FORMAT_VERSION",
-           "is_index_dir", "is_store_entry", "foreign_entries", "remove_entry"]
+__all__ = ["Index", "load_index", "read_meta", "read_manifest", "current_generation", "WriteLock",
+           "write_global", "write_graph_extras", "commit", "file_table", "FORMAT_VERSION", "MANIFEST_NAME"]

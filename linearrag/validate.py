@@ -69,3 +69,21 @@ def csr(indptr: np.ndarray, idx: np.ndarray, rows: int, cols: int, files: tuple[
     """A CSR (or CSC) pair: offsets over the rows, column indices in range."""
     offsets(indptr, rows, len(idx), files[0])
     indices(idx, cols, files[1])
+
+
+def index_structure(arrays: dict[str, np.ndarray], lookup, shape: tuple[int, int, int]) -> None:
+    """Every structural array a query reads, checked (vectorised): offsets
+    monotone and within their arrays, indices within the table they point into, counts finite
+    and positive, the entity key table (a ``files.KeyTable``) sorted and pointing at entities."""
+    n_p, n_s, n_e = shape
+    a = arrays
+    csr(a["C_indptr"], a["C_indices"], n_p, n_e, ("C_indptr.npy", "C_indices.npy"))
+    csr(a["M_indptr"], a["M_indices"], n_s, n_e, ("M_indptr.npy", "M_indices.npy"))
+    csr(a["CT_indptr"], a["CT_indices"], n_e, n_p, ("CT_indptr.npy", "CT_indices.npy"))
+    csr(a["MT_indptr"], a["MT_indices"], n_e, n_s, ("MT_indptr.npy", "MT_indices.npy"))
+    positive(a["C_data"], "C_data.npy")
+    positive(a["CT_data"], "CT_data.npy")
+    indices(a["sentence_passage"], max(n_p, 1), "sentence_passage.npy")
+    non_decreasing(a["sentence_passage"], "sentence_passage.npy")
+    offsets(a["passage_sentences"], n_p, n_s, "passage_sentences.npy")
+    lookup.validate(n_e, "entity_keys")

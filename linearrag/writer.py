@@ -34,7 +34,8 @@ from .language import SUPPORTED, detect_language
 from .merge import live_entries, merge, natural_key
 from .segment import Segment, SegmentData, bridge_candidates
 from .sources import SOURCE_ROOTS, Owners, plan_resync, write_owners
-from .store import (WriteLock, check_output, collect_garbage, commit, current_generation, file_table,
+from .directory import check_output, collect_garbage
+from .store import (WriteLock, commit, current_generation, file_table,
                     next_generation, read_manifest, write_global)
 
 log = logging.getLogger(__name__)
@@ -433,28 +434,7 @@ class IndexWriter:
                       lambda names: self._embed_names(names, base, settings, dim, timings, embed))
         counts["names_embedded"] = len(layer.new_names)
         if layer.new_names:
-            if segment is None and new_dirs:   # a build's shards: the names join the last one
-                target = self._seg(new_dirs[-1])
-                holder = SegmentData(records=[], passage_emb=np.zeros((0, dim), np.float32),
-                                     sentence_rows=np.zeros(0, np.int64), sentence_emb=np.zeros((0, dim), np.float32),
-                                     sources={}, names=list(target.names),
-                                     names_emb=np.asarray(target.names_emb, dtype=np.float32).reshape(-1, dim))
-                holder.add_names(layer.new_names, layer.new_names_emb)
-                _rewrite_names(target.directory, holder, dim)
-                self._seg(new_dirs[-1], fresh=True)
-            elif segment is None:
-                name = f"seg-{gen:06d}-names"
-                segment = SegmentData(records=[], passage_emb=np.zeros((0, dim), np.float32),
-                                      sentence_rows=np.zeros(0, np.int64),
-                                      sentence_emb=np.zeros((0, dim), np.float32), sources={})
-                segment.add_names(layer.new_names, layer.new_names_emb)
-                segment.write(self.path / name, dim)
-                segs.append({"name": name, "passages": 0, "deleted": []})
-                new_dirs.append(name)
-            else:
-                segment.add_names(layer.new_names, layer.new_names_emb)
-                _rewrite_names(self.path / new_dirs[-1], segment, dim)
-                self._seg(new_dirs[-1], fresh=True)   # the cached one read the names before
+            self._keep_new_names(layer, segment, segs, new_dirs, gen, dim)
         timings["merge"] = time.perf_counter() - t0 - (timings.get("embed_entities", 0.0) - embed_before)
         t0 = time.perf_counter()
         global_dir = f"g-{gen:06d}"
@@ -486,6 +466,33 @@ class IndexWriter:
             summary["segments"] = compacted["segments"]
             summary["index_bytes"] = compacted["index_bytes"]
         return summary
+
+    def _keep_new_names(self, layer, segment: SegmentData | None, segs: list[dict], new_dirs: list[str], gen: int,
+                        dim: int) -> None:
+        """Store the vectors of display names no segment held yet: in the last shard of a build,
+        in the segment this commit adds, or (a removal) in a names-only segment of their own."""
+        if segment is None and new_dirs:   # a build's shards: the names join the last one
+            target = self._seg(new_dirs[-1])
+            holder = SegmentData(records=[], passage_emb=np.zeros((0, dim), np.float32),
+                                 sentence_rows=np.zeros(0, np.int64), sentence_emb=np.zeros((0, dim), np.float32),
+                                 sources={}, names=list(target.names),
+                                 names_emb=np.asarray(target.names_emb, dtype=np.float32).reshape(-1, dim))
+            holder.add_names(layer.new_names, layer.new_names_emb)
+            _rewrite_names(target.directory, holder, dim)
+            self._seg(new_dirs[-1], fresh=True)
+        elif segment is None:
+            name = f"seg-{gen:06d}-names"
+            segment = SegmentData(records=[], passage_emb=np.zeros((0, dim), np.float32),
+                                  sentence_rows=np.zeros(0, np.int64),
+                                  sentence_emb=np.zeros((0, dim), np.float32), sources={})
+            segment.add_names(layer.new_names, layer.new_names_emb)
+            segment.write(self.path / name, dim)
+            segs.append({"name": name, "passages": 0, "deleted": []})
+            new_dirs.append(name)
+        else:
+            segment.add_names(layer.new_names, layer.new_names_emb)
+            _rewrite_names(self.path / new_dirs[-1], segment, dim)
+            self._seg(new_dirs[-1], fresh=True)   # the cached one read the names before
 
     def _embed_names(self, names: list[str], base: dict | None, settings: dict, dim: int,
                      timings: dict, embed=None) -> np.ndarray:

@@ -6,7 +6,7 @@ Every array the checks read (CSR offsets and indices of C, M and their transpose
 sentence→passage map, each passage's first sentence, the entity key table, every string
 column's offsets) is tiled ``--times`` times into valid arrays of that size (a block-diagonal
 index: offsets and indices shifted per copy), written as ``.npy`` files, memory-mapped as an
-index opens them, and checked with the same functions (``store.check_structure``,
+index opens them, and checked with the same functions (``validate.index_structure``,
 ``validate.offsets``), page cache warm. Prints one JSON line: the sizes, the seconds of each
 check and their total (median of ``--repeat`` runs), and the CRC-32 cost of reading a passage.
 """
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from linearrag import validate  # noqa: E402
 from linearrag.files import KeyTable, load_array, save_array  # noqa: E402
-from linearrag.store import check_structure, load_index  # noqa: E402
+from linearrag.store import load_index  # noqa: E402
 
 _CSR = {"C": ("C_indptr", "C_indices", "passages", "entities"), "M": ("M_indptr", "M_indices", "sentences", "entities"),
         "CT": ("CT_indptr", "CT_indices", "entities", "passages"),
@@ -73,7 +73,7 @@ def run_checks(folder: Path, arrays: dict, strings: dict, shape: tuple) -> dict[
     lookup = KeyTable(range(shape[2]), mapped.pop("key_hashes"), mapped.pop("key_rows"))
     out = {}
     t0 = time.perf_counter()
-    check_structure(mapped, lookup, shape)
+    validate.index_structure(mapped, lookup, shape)
     out["graph_and_keys"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     for name in strings:
