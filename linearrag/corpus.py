@@ -30,16 +30,19 @@ from urllib.parse import unquote
 from .errors import CorpusError
 from .jsonl import jsonl_lines
 from .formats import read_html, read_pdf
+from .inventory import Inventory, list_files
 from .markdown import blank_code, code_identifiers, read_sections
+from .rst import read_rst
 from .textsplit import split_text
 
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+RST_SUFFIXES = (".rst", ".rest")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIX = ".pdf"
-DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, PDF_SUFFIX)
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, *HTML_SUFFIXES, PDF_SUFFIX)
 HEADING_SEPARATOR = " › "
 # The largest document (or record text) read by default: a few MB of one-line text build in
 # minutes; a larger file needs --max-file-mb (NER runs at ~0.1 MB/s on 2 cores).
@@ -95,7 +98,7 @@ class Passage:
 
 def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
                 allowed: list[Path] | None = None, allow_empty: bool = False,
-                max_file_mb: float = DEFAULT_MAX_FILE_MB) -> list[Passage]:
+                max_file_mb: float = DEFAULT_MAX_FILE_MB, inventory: Inventory | None = None) -> list[Passage]:
     """Load passages from ``path`` (a directory, ``.jsonl`` or ``.json`` file).
 
     Raises :class:`CorpusError` for a missing path, an empty corpus, malformed JSON,
@@ -105,6 +108,7 @@ def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
     ``allow_empty``: an empty directory gives no passages instead of an error (a re-sync).
     ``max_file_mb``: the largest document (and JSONL/JSON record text) read, in MB; a larger
     one is an error (a single file) or skipped with a warning (in a directory).
+    ``inventory``: filled with the files of a directory read and skipped (with why).
     """
     if max_chars < 1:
         raise CorpusError(f"--max-chars must be at least 1, got {max_chars}")
@@ -115,7 +119,7 @@ def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
     if not path.exists():
         raise CorpusError(f"{path}: no such file or directory; pass an existing directory, .jsonl or .json file")
     if path.is_dir():
-        passages = _load_directory(path, max_chars, allowed, allow_empty, limit)
+        passages = _load_directory(path, max_chars, allowed, allow_empty, limit, inventory)
     elif path.suffix.lower() == ".jsonl":
         passages = _load_jsonl(path, limit)
     elif path.suffix.lower() == ".json":
@@ -123,7 +127,7 @@ def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
     elif path.suffix.lower() in DOCUMENT_SUFFIXES:
         passages = _read_document(path, path.name, max_chars, limit)
     else:
-        raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.html/.pdf files, "
+        raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.rst/.html/.pdf files, "
                           "a .jsonl or a .json file")
     if not passages and allow_empty and path.is_dir():
         return []
@@ -174,27 +178,44 @@ def within(path: Path, roots: list[Path]) -> bool:
 
 
 def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = None,
-                    allow_empty: bool = False, limit: int = 0) -> list[Passage]:
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES)
+                    allow_empty: bool = False, limit: int = 0, inventory: Inventory | None = None) -> list[Passage]:
+    inventory = inventory if inventory is not None else Inventory()
+    files = list_files(root, inventory, DOCUMENT_SUFFIXES)
     if allowed is not None:
         inside = [within(f, allowed) for f in files]
         for f, ok in zip(files, inside):
             if not ok:
                 log.warning("skipping %s: a symbolic link to %s, outside the directories this server may read",
                             f, f.resolve())
+                inventory.skip(f, "outside the allowed directories")
         files = [f for f, ok in zip(files, inside) if ok]
-    if not files and allow_empty:
-        return []
-    if not files:
-        raise CorpusError(f"{root}: no .txt, .md, .html or .pdf files found below this directory")
     passages: list[Passage] = []
     for file in files:
         rel = file.relative_to(root).as_posix()
         try:
-            passages.extend(_read_document(file, rel, max_chars, limit))
+            found = _read_document(file, rel, max_chars, limit)
         except CorpusError as exc:
             log.warning("skipping %s", exc)
+            inventory.skip(file, _skip_reason(str(exc)))
+            continue
+        if found:
+            inventory.took(file)
+            passages.extend(found)
+        else:
+            inventory.skip(file, "no text")
+    log.info("%s: %s", root, inventory.describe())
+    if not passages and not allow_empty:
+        raise CorpusError(f"{root}: no document with text below this directory ({inventory.describe()}); "
+                          f"readers: {', '.join(DOCUMENT_SUFFIXES)}")
     return passages
+
+
+def _skip_reason(message: str) -> str:
+    for marker, reason in (("not UTF-8", "not UTF-8"), ("--max-file-mb", "over --max-file-mb"),
+                           ("no text layer", "no text layer (scanned PDF)")):
+        if marker in message:
+            return reason
+    return "unreadable"
 
 
 def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list[Passage]:
@@ -207,6 +228,8 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
     text = read_utf8(file)
     if suffix in MARKDOWN_SUFFIXES:
         return _section_passages(file, rel, read_sections(text, fallback_title=Path(rel).stem), max_chars)
+    if suffix in RST_SUFFIXES:
+        return _section_passages(file, rel, read_rst(text, fallback_title=Path(rel).stem), max_chars)
     if suffix in HTML_SUFFIXES:
         return _section_passages(file, rel, read_html(text, fallback_title=Path(rel).stem), max_chars)
     return _split_text_file(file, rel, text, max_chars)
@@ -285,10 +308,12 @@ def resolve_links(passages: list[Passage]) -> list[Passage]:
 
 
 def _resolve_path(doc: str, target: str, doc_title: dict[str, str]) -> str | None:
-    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) or target.startswith(("#", "/")):
-        return None   # a URL, mailto:, an in-page anchor or a site-absolute path
-    path = posixpath.normpath(posixpath.join(posixpath.dirname(doc), unquote(target.split("#", 1)[0])))
-    for candidate in (path, f"{path}.md", f"{path}/index.md", f"{path}.html", f"{path}/index.html"):
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) or target.startswith(("#", "//")):
+        return None   # a URL, mailto: or an in-page anchor
+    base = "" if target.startswith("/") else posixpath.dirname(doc)   # "/x": from the input root (Sphinx :doc:)
+    path = posixpath.normpath(posixpath.join(base, unquote(target.lstrip("/").split("#", 1)[0])))
+    for candidate in (path, f"{path}.md", f"{path}/index.md", f"{path}.rst", f"{path}/index.rst", f"{path}.html",
+                      f"{path}/index.html"):
         if candidate in doc_title:
             return doc_title[candidate]
     return None

@@ -23,6 +23,7 @@ from .aliases import Aliases, load_aliases
 from .analysis import Analyzer
 from .build import BuildConfig, _auto_workers, _ner_meta, is_documents, make_segment, terms_wanted
 from .corpus import DEFAULT_MAX_FILE_MB, Passage, load_corpus, passage_sources, within
+from .inventory import Inventory
 from .embeddings import DEFAULT_EMBEDDING_MODELS, canonical_model_name, load_encoder, resolve_device, torch_threads
 from .errors import CorpusError, IndexFormatError, ModelMismatchError, write_failure
 from .embeddings import encode_names
@@ -69,7 +70,9 @@ class IndexWriter:
         config = self.config
         check_output(self.path)
         aliases = load_aliases(config.aliases) if config.aliases else Aliases()
-        passages = self._load(input_path, {"max_chars": config.max_chars, "max_file_mb": config.max_file_mb})
+        inventory = Inventory()
+        passages = self._load(input_path, {"max_chars": config.max_chars, "max_file_mb": config.max_file_mb},
+                              inventory=inventory)
         sources, hashes = passage_sources(input_path, passages)
         lang = config.lang
         if lang == "auto":
@@ -105,7 +108,7 @@ class IndexWriter:
                 run.executor.close()
             for stale in self.path.glob("staging-*"):
                 _rmtree(stale)
-        return summary | run.summary()
+        return summary | run.summary() | {"files": inventory.to_dict()}
 
     def _run_shards(self, passages: list[Passage], sources: list[str], hashes: dict[str, str],
                     worker_settings: WorkerSettings, key: str, base: dict | None) -> _ShardRun:
@@ -229,7 +232,8 @@ class IndexWriter:
             return self._add_passages(base, segs, plan.passages, plan.sources, plan.hashes, settings, timings,
                                       "update", counts)
 
-    def _load(self, path: str | Path, build: dict, allow_empty: bool = False) -> list[Passage]:
+    def _load(self, path: str | Path, build: dict, allow_empty: bool = False,
+              inventory: Inventory | None = None) -> list[Passage]:
         """The passages of an input; with confinement (``roots``) the input and every file read
         must lie inside a root, symbolic links resolved (see docs/security.md)."""
         if self.roots is not None and not within(Path(path), self.roots):
@@ -238,7 +242,7 @@ class IndexWriter:
         limit = self.config.max_file_mb if self.config.max_file_mb != DEFAULT_MAX_FILE_MB else \
             build.get("max_file_mb", DEFAULT_MAX_FILE_MB)   # this run's flag, else the build's
         return load_corpus(path, max_chars=build["max_chars"], resolve=False, allowed=self.roots,
-                           allow_empty=allow_empty, max_file_mb=limit)
+                           allow_empty=allow_empty, max_file_mb=limit, inventory=inventory)
 
     def _add_passages(self, base: dict, segs: list[dict], passages: list[Passage], sources: list[str],
                       hashes: dict[str, str], settings: dict, timings: dict, operation: str, counts: dict,

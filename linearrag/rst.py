@@ -1,0 +1,230 @@
+"""reStructuredText (Sphinx) read with docutils: sections by title, clean prose, code kept apart.
+
+What the engine sees of a ``.rst`` file:
+
+* **Sections** from docutils' document tree, with the title path as the passage title.
+* **Prose**: paragraphs, list items, definition lists ("term: definition"), table rows ("a |
+  b"), admonitions and version notes kept as text; Sphinx roles reduced to their text
+  (``:ref:`Title <label>``` → "Title", ``:option:`--x``` → "`--x`", ``:func:`~a.b``` → "`b`"),
+  code-like roles written in backticks so that they become candidate terms, as in Markdown.
+* **Code**: literal blocks, ``code-block``, ``doctest`` and the like are code paragraphs (BM25
+  and embeddings read them, NER does not).
+* **Dropped**: ``toctree``, ``index``, ``auto*`` (they document code not in the folder),
+  ``include``/``literalinclude``/``raw`` (never read other files), comments, targets,
+  substitution definitions and docutils' own error messages.
+
+Sphinx's directives and roles are unknown to plain docutils: during a parse every unknown role
+and directive gets a generic handler (below), so nothing is lost to an "unknown directive"
+error and nothing is printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from docutils import nodes
+from docutils.core import publish_doctree
+from docutils.parsers.rst import Directive, directives, roles
+
+from .markdown import Section
+
+_DROP_DIRECTIVES = {"toctree", "index", "include", "literalinclude", "raw", "meta", "highlight", "currentmodule",
+                    "module", "sectionauthor", "codeauthor", "moduleauthor", "default-role", "role", "tabularcolumns",
+                    "contents", "only", "ifconfig", "image", "figure", "default-domain", "testsetup", "testcleanup",
+                    "autosummary", "graphviz", "digraph", "graph", "csv-table"}
+_CODE_DIRECTIVES = {"code-block", "sourcecode", "code", "doctest", "testcode", "testoutput", "productionlist",
+                    "parsed-literal", "literal-block", "prompt", "console"}
+_VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
+                       "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+# Roles whose text is an identifier, an option, a file or a command: written as inline code.
+_CODE_ROLES = {"option", "envvar", "file", "command", "program", "class", "func", "meth", "attr", "mod", "data",
+               "exc", "obj", "const", "code", "samp", "kbd", "makevar", "mailheader", "mimetype", "regexp",
+               "confval", "type", "member", "var", "macro", "struct", "enum", "any"}
+_TITLED = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
+_SETTINGS = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False,
+             "raw_enabled": False, "doctitle_xform": False, "sectsubtitle_xform": False, "input_encoding": "unicode",
+             "line_length_limit": 1_000_000}
+
+
+def role_text(text: str) -> tuple[str, str | None]:
+    """(shown text, target) of a role's content: ``Title <target>`` → ("Title", "target");
+    ``~pkg.mod.name`` → ("name", "pkg.mod.name"); a leading ``!`` (no link) is dropped."""
+    text = text.replace("\x00", "")
+    m = _TITLED.match(text)
+    if m and m.group(1):
+        return m.group(1).strip(), m.group(2).strip()
+    target = text.strip().lstrip("!")
+    if target.startswith("~"):
+        target = target[1:]
+        return target.rsplit(".", 1)[-1], target
+    return target, target
+
+
+def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    shown, target = role_text(text)
+    role = name.split(":")[-1].lower()
+    if role in ("doc", "ref", "numref", "term", "download") and target:
+        return [nodes.reference(rawtext, shown, refuri=f"{role}:{target}")], []
+    if role in _CODE_ROLES:
+        return [nodes.literal(rawtext, shown)], []
+    return [nodes.Text(shown)], []
+
+
+class _AnyOptions(dict):
+    """Directive options: every name accepted, its value kept as text."""
+
+    def __getitem__(self, key):
+        return directives.unchanged
+
+    def __contains__(self, key):
+        return True
+
+
+class _Generic(Directive):
+    """A Sphinx directive plain docutils does not know: its arguments and content kept as text
+    (a description's signature first), code directives as a literal block, the rest dropped."""
+
+    optional_arguments = 3
+    final_argument_whitespace = True
+    has_content = True
+    option_spec = _AnyOptions(x=directives.unchanged)
+
+    def run(self):
+        name = self.name.split(":")[-1].lower()
+        if name in _DROP_DIRECTIVES or name.startswith("auto"):
+            return []
+        if name in _CODE_DIRECTIVES:
+            code = "\n".join(self.content)
+            return [nodes.literal_block(code, code)] if code.strip() else []
+        container = nodes.container()
+        heading = " ".join(self.arguments).strip()
+        if name in _VERSION_DIRECTIVES:   # "2.2 The explanation" (Sphinx reads the rest as text)
+            version, _, rest = heading.partition(" ")
+            heading = f"{_VERSION_DIRECTIVES[name]} {version}".strip() + ("." if version else "")
+            if rest.strip():
+                inline, _ = self.state.inline_text(" ".join(rest.split()), self.lineno)
+                container += nodes.paragraph(rest, "", *inline)
+        elif name in ("glossary", "hlist", "tab", "tabs", "container", "rst-class", "centered", "card"):
+            heading = ""
+        elif heading and ("(" in heading or name not in ("note", "warning", "tip", "seealso", "admonition",
+                                                           "rubric", "topic", "sidebar", "hint", "important")):
+            heading = f"`{heading}`"   # a described object's signature: an identifier
+        if heading:
+            container.insert(0, nodes.paragraph(heading, heading))
+        if self.content:
+            self.state.nested_parse(self.content, self.content_offset, container)
+        return [container]
+
+
+@contextlib.contextmanager
+def _sphinx_tolerant():
+    """Unknown roles and directives get the generic handlers for the duration of a parse."""
+    real_role, real_directive = roles.role, directives.directive
+
+    def role(name, language, lineno, reporter):
+        found, messages = real_role(name, language, lineno, reporter)
+        return (found or _generic_role), []
+
+    def directive(name, language, document):
+        found, messages = real_directive(name, language, document)
+        return (found if found and name.lower() not in _DROP_DIRECTIVES else _Generic), []
+
+    roles.role, directives.directive = role, directive
+    try:
+        yield
+    finally:
+        roles.role, directives.directive = real_role, real_directive
+
+
+def read_rst(text: str, fallback_title: str) -> list[Section]:
+    """Sections of a reStructuredText document (see the module docstring); the document title is
+    its first section title, else ``fallback_title``."""
+    with _sphinx_tolerant():
+        tree = publish_doctree(text, settings_overrides=_SETTINGS)
+    first = next(iter(tree.findall(nodes.title)), None)
+    title = " ".join(first.astext().split()) if first is not None else fallback_title
+    sections = [Section([title])]
+    _walk(tree, [title], sections, top=True)
+    return [s for s in sections if s.paragraphs]
+
+
+def _walk(node, path: list[str], sections: list[Section], top: bool = False) -> None:
+    for child in node.children:
+        if isinstance(child, nodes.section):
+            heading = child.next_node(nodes.title)
+            name = " ".join(heading.astext().split()) if heading is not None else "…"
+            sub = path if (top and name == path[0] and not any(s.paragraphs for s in sections)) else [*path, name]
+            sections.append(Section(sub))
+            _walk(child, sub, sections)
+            sections.append(Section(path))   # text after a subsection belongs to the parent again
+        else:
+            _block(child, sections[-1])
+
+
+def _block(node, section: Section) -> None:
+    """Add one block-level node's text to ``section``."""
+    if isinstance(node, (nodes.title, nodes.comment, nodes.target, nodes.substitution_definition,
+                         nodes.system_message, nodes.problematic, nodes.raw, nodes.image, nodes.pending)):
+        return
+    if isinstance(node, (nodes.literal_block, nodes.doctest_block)):
+        code = node.astext().strip("\n")
+        if code.strip():
+            section.add(code, code=True)
+    elif isinstance(node, (nodes.paragraph, nodes.rubric, nodes.line, nodes.attribution)):
+        _prose(node, section)
+    elif isinstance(node, nodes.definition_list_item):
+        term = _inline(node.next_node(nodes.term) or nodes.Text(""))
+        body = node.next_node(nodes.definition)
+        _add_text(section, f"{term}: " if term else "", body)
+    elif isinstance(node, nodes.field):
+        name = node.next_node(nodes.field_name)
+        _add_text(section, f"{name.astext()}: " if name is not None else "", node.next_node(nodes.field_body))
+    elif isinstance(node, nodes.row):
+        cells = [" ".join(_inline(p) for p in entry.findall(nodes.paragraph)) for entry in node.children]
+        if any(cells):
+            section.add(" | ".join(cells), links=[])
+    elif isinstance(node, nodes.Admonition) and not isinstance(node, nodes.admonition):
+        _add_text(section, f"{node.tagname.capitalize()}: ", node)
+    else:
+        for child in node.children:
+            if isinstance(child, nodes.Element):
+                _block(child, section)
+
+
+def _add_text(section: Section, prefix: str, body) -> None:
+    """``prefix`` joined to the first paragraph of ``body``; the rest of body as its own blocks."""
+    if body is None:
+        if prefix.strip(": "):
+            section.add(prefix.rstrip(": "))
+        return
+    before = len(section.paragraphs)
+    for child in body.children:
+        if isinstance(child, nodes.Element):
+            _block(child, section)
+    if prefix and len(section.paragraphs) > before and not section.code[before]:
+        section.paragraphs[before] = prefix + section.paragraphs[before]
+    elif prefix.strip(": "):
+        section.paragraphs.insert(before, prefix.rstrip(": "))
+        section.code.insert(before, False)
+        section.links.insert(before, [])
+
+
+def _prose(node, section: Section) -> None:
+    text = " ".join(_inline(node).split())
+    if text:
+        links = [(" ".join(r.astext().split()), r.get("refuri", "")) for r in node.findall(nodes.reference)
+                 if r.get("refuri", "").startswith("doc:")]
+        section.add(text, links=[(t, uri[4:]) for t, uri in links if t])
+
+
+def _inline(node) -> str:
+    """The text of inline markup: literals in backticks (candidate terms), the rest as written."""
+    if isinstance(node, nodes.Text):
+        return str(node)
+    if isinstance(node, nodes.literal):
+        return f"`{node.astext()}`"
+    if isinstance(node, (nodes.problematic, nodes.system_message, nodes.target, nodes.footnote_reference,
+                         nodes.citation_reference, nodes.substitution_reference, nodes.image)):
+        return ""
+    return "".join(_inline(child) for child in node.children)

@@ -1,0 +1,108 @@
+"""reStructuredText read with docutils (Sphinx roles and directives included), and every file of
+an input folder accounted for."""
+
+import logging
+import textwrap
+
+from linearrag.corpus import load_corpus
+from linearrag.inventory import Inventory
+from linearrag.rst import read_rst, role_text
+
+DOC = textwrap.dedent("""\
+    .. _cli:
+
+    Command Line Interface
+    ======================
+
+    Installing Flask installs the :command:`flask` script. See :ref:`the tutorial <tutorial>`
+    and :doc:`/deploying/index` for more; set :envvar:`FLASK_APP` or pass :option:`--app`.
+    Call :func:`~flask.Flask.run` or :meth:`!flask.Flask.test_client`.
+
+    .. toctree::
+       :maxdepth: 2
+
+       quickstart
+
+    .. automodule:: flask
+       :members:
+
+    Run the Server
+    --------------
+
+    .. code-block:: text
+
+       $ flask --app hello run
+
+    .. note::
+       Do not use the development server in production.
+
+    .. versionadded:: 2.2
+       The ``--debug`` option.
+
+    .. function:: url_for(endpoint, **values)
+
+       Generate a URL to the given endpoint.
+
+    ``FLASK_DEBUG``
+        Enables debug mode.
+
+    =====  ======
+    Name   Effect
+    =====  ======
+    run    serve
+    =====  ======
+
+    .. |sub| replace:: substituted
+    .. a comment that must not show
+
+    After the subsection.
+    """)
+
+
+def test_sections_prose_code_and_sphinx_markup():
+    sections = read_rst(DOC, "fallback")
+    assert [s.path for s in sections] == [["Command Line Interface"], ["Command Line Interface", "Run the Server"]]
+    intro, server = sections
+    text = intro.paragraphs[0]
+    assert text.startswith("Installing Flask installs the `flask` script. See the tutorial and /deploying/index")
+    assert "`FLASK_APP`" in text and "`--app`" in text and "`run`" in text and "`flask.Flask.test_client`" in text
+    assert intro.links[0] == [("/deploying/index", "/deploying/index")]
+    assert "quickstart" not in " ".join(intro.paragraphs) and "members" not in " ".join(intro.paragraphs)
+    body = list(zip(server.paragraphs, server.code))
+    assert ("$ flask --app hello run", True) in body
+    assert ("Note: Do not use the development server in production.", False) in body
+    assert ("Added in version 2.2.", False) in body and ("The `--debug` option.", False) in body
+    assert ("`url_for(endpoint, **values)`", False) in body
+    assert ("`FLASK_DEBUG`: Enables debug mode.", False) in body
+    assert ("Name | Effect", False) in body and ("run | serve", False) in body
+    assert "After the subsection." in server.paragraphs[-1]
+    assert not any("comment" in p for p in server.paragraphs)
+
+
+def test_role_text():
+    assert role_text("Title <label>") == ("Title", "label")
+    assert role_text("~pkg.mod.name") == ("name", "pkg.mod.name")
+    assert role_text("!plain") == ("plain", "plain")
+
+
+def test_broken_markup_never_raises_and_prints_nothing(capsys):
+    sections = read_rst("Title\n===\n\n.. unknown-thing:: x\n   :opt: 1\n\n   body *unclosed\n\n:weird:`x", "f")
+    assert sections and capsys.readouterr().err == ""
+
+
+def test_a_folder_is_accounted_for(tmp_path, caplog):
+    (tmp_path / "guide.rst").write_text(DOC)
+    (tmp_path / "other.rst").write_text("Other\n=====\n\nSee :doc:`guide` for the server.\n")
+    (tmp_path / "empty.rst").write_text(".. toctree::\n\n   guide\n")
+    (tmp_path / "conf.py").write_text("project = 'x'\n")
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref")
+    inventory = Inventory()
+    with caplog.at_level(logging.INFO):
+        passages = load_corpus(tmp_path, inventory=inventory)
+    assert inventory.to_dict() == {"read": {".rst": 2}, "skipped": {
+        "hidden": {"(none)": 1}, "no reader": {".png": 1, ".py": 1}, "no text": {".rst": 1}}}
+    assert "skipped 2: .png 1, .py 1 — no reader" in caplog.text
+    other = [p for p in passages if p.id.startswith("other.rst")][0]
+    assert other.title == "Other" and other.links == (("guide", "Command Line Interface"),)
