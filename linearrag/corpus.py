@@ -32,6 +32,7 @@ from .jsonl import jsonl_lines
 from .formats import read_html, read_pdf
 from .inventory import Inventory, list_files
 from .markdown import blank_code, code_identifiers, read_sections
+from .myst import to_markdown
 from .rst import read_rst
 from .textsplit import split_text
 
@@ -227,7 +228,8 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
         return _pdf_passages(file, rel, max_chars)
     text = read_utf8(file)
     if suffix in MARKDOWN_SUFFIXES:
-        return _section_passages(file, rel, read_sections(text, fallback_title=Path(rel).stem), max_chars)
+        sections = read_sections(to_markdown(text), fallback_title=Path(rel).stem)   # MyST made plain first
+        return _section_passages(file, rel, sections, max_chars)
     if suffix in RST_SUFFIXES:
         return _section_passages(file, rel, read_rst(text, fallback_title=Path(rel).stem), max_chars)
     if suffix in HTML_SUFFIXES:

@@ -29,16 +29,16 @@ from docutils.parsers.rst import Directive, directives, roles
 
 from .markdown import Section
 
-_DROP_DIRECTIVES = {"toctree", "index", "include", "literalinclude", "raw", "meta", "highlight", "currentmodule",
+DROP_DIRECTIVES = {"toctree", "index", "include", "literalinclude", "raw", "meta", "highlight", "currentmodule",
                     "module", "sectionauthor", "codeauthor", "moduleauthor", "default-role", "role", "tabularcolumns",
                     "contents", "only", "ifconfig", "image", "figure", "default-domain", "testsetup", "testcleanup",
                     "autosummary", "graphviz", "digraph", "graph", "csv-table"}
-_CODE_DIRECTIVES = {"code-block", "sourcecode", "code", "doctest", "testcode", "testoutput", "productionlist",
+CODE_DIRECTIVES = {"code-block", "sourcecode", "code", "doctest", "testcode", "testoutput", "productionlist",
                     "parsed-literal", "literal-block", "prompt", "console"}
-_VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
+VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
                        "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 # Roles whose text is an identifier, an option, a file or a command: written as inline code.
-_CODE_ROLES = {"option", "envvar", "file", "command", "program", "class", "func", "meth", "attr", "mod", "data",
+CODE_ROLES = {"option", "envvar", "file", "command", "program", "class", "func", "meth", "attr", "mod", "data",
                "exc", "obj", "const", "code", "samp", "kbd", "makevar", "mailheader", "mimetype", "regexp",
                "confval", "type", "member", "var", "macro", "struct", "enum", "any"}
 _TITLED = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
@@ -66,7 +66,7 @@ def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=No
     role = name.split(":")[-1].lower()
     if role in ("doc", "ref", "numref", "term", "download") and target:
         return [nodes.reference(rawtext, shown, refuri=f"{role}:{target}")], []
-    if role in _CODE_ROLES:
+    if role in CODE_ROLES:
         return [nodes.literal(rawtext, shown)], []
     return [nodes.Text(shown)], []
 
@@ -92,16 +92,16 @@ class _Generic(Directive):
 
     def run(self):
         name = self.name.split(":")[-1].lower()
-        if name in _DROP_DIRECTIVES or name.startswith("auto"):
+        if name in DROP_DIRECTIVES or name.startswith("auto"):
             return []
-        if name in _CODE_DIRECTIVES:
+        if name in CODE_DIRECTIVES:
             code = "\n".join(self.content)
             return [nodes.literal_block(code, code)] if code.strip() else []
         container = nodes.container()
         heading = " ".join(self.arguments).strip()
-        if name in _VERSION_DIRECTIVES:   # "2.2 The explanation" (Sphinx reads the rest as text)
+        if name in VERSION_DIRECTIVES:   # "2.2 The explanation" (Sphinx reads the rest as text)
             version, _, rest = heading.partition(" ")
-            heading = f"{_VERSION_DIRECTIVES[name]} {version}".strip() + ("." if version else "")
+            heading = f"{VERSION_DIRECTIVES[name]} {version}".strip() + ("." if version else "")
             if rest.strip():
                 inline, _ = self.state.inline_text(" ".join(rest.split()), self.lineno)
                 container += nodes.paragraph(rest, "", *inline)
@@ -128,7 +128,7 @@ def _sphinx_tolerant():
 
     def directive(name, language, document):
         found, messages = real_directive(name, language, document)
-        return (found if found and name.lower() not in _DROP_DIRECTIVES else _Generic), []
+        return (found if found and name.lower() not in DROP_DIRECTIVES else _Generic), []
 
     roles.role, directives.directive = role, directive
     try:

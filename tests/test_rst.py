@@ -106,3 +106,62 @@ def test_a_folder_is_accounted_for(tmp_path, caplog):
     assert "skipped 2: .png 1, .py 1 — no reader" in caplog.text
     other = [p for p in passages if p.id.startswith("other.rst")][0]
     assert other.title == "Other" and other.links == (("guide", "Command Line Interface"),)
+
+
+MYST = textwrap.dedent("""\
+    (installation)=
+    # Installation
+
+    % a comment nobody should see
+
+    Install with {command}`pip install tool` and read {ref}`the guide <guide-label>`; see {doc}`/cli/run`.
+    Set {envvar}`APP_CONFIG_PATH` or pass {option}`--no-cache`.
+
+    ```{note}
+    :class: tip
+    Use a virtual environment.
+    ```
+
+    :::{warning} Careful
+    Do not run as root.
+    :::
+
+    ```{code-block} bash
+    $ tool --version
+    ```
+
+    ```{toctree}
+    :maxdepth: 1
+    cli/run
+    ```
+
+    ```python
+    x = {role}`kept as code`
+    ```
+    """)
+
+
+def test_myst_roles_directives_targets_and_comments(tmp_path):
+    """MyST in Markdown: roles to their text, admonitions as text, code as code, the rest dropped."""
+    from linearrag.myst import to_markdown
+    from linearrag.markdown import read_sections
+
+    (section,) = read_sections(to_markdown(MYST), "f")
+    assert section.path == ["Installation"]
+    body = list(zip(section.paragraphs, section.code))
+    assert body[0] == ("Install with `pip install tool` and read the guide; see /cli/run. Set `APP_CONFIG_PATH` "
+                       "or pass `--no-cache`.", False)
+    assert ("Note: Use a virtual environment.", False) in body
+    assert ("Warning (Careful): Do not run as root.", False) in body
+    assert ("$ tool --version", True) in body and ("x = {role}`kept as code`", True) in body
+    text = " ".join(section.paragraphs)
+    assert "installation)=" not in text and "comment" not in text and "maxdepth" not in text and "{" not in \
+        text.replace("{role}", "")
+    plain = "# Title\n\nNo MyST here: {braces}, `code` and `/items/{item_id}` then `more`.\n"
+    assert to_markdown(plain) == plain
+    (tmp_path / "install.md").write_text(MYST)
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "run.md").write_text("# Running\n\nThe run command starts the server.\n")
+    passages = load_corpus(tmp_path)
+    first = [p for p in passages if p.id.startswith("install.md")][0]
+    assert ("/cli/run", "Running") in first.links

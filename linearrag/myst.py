@@ -1,0 +1,114 @@
+"""MyST Markdown (Sphinx's Markdown) turned into the plain Markdown ``markdown.py`` reads.
+
+MyST adds roles (``{ref}`Title <label>```), directives in fences (```` ```{note} ````,
+``:::{warning}``), targets (``(label)=``) and comments (``% text``). Left alone they leak
+into passages and entities ("ref", "--some-option <target-label>"), and an admonition fence is
+read as a code block. The same rules as for reStructuredText (``rst.py``) apply: roles become
+their text (code-like ones in backticks, ``{doc}`` a link), admonitions and version notes stay
+as text, code directives stay code, ``toctree``/``index``/``auto*``/``include``/``eval-rst``
+and the like are dropped, targets and comments removed. A file without MyST syntax is returned
+unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .rst import CODE_DIRECTIVES, CODE_ROLES, DROP_DIRECTIVES, VERSION_DIRECTIVES, role_text
+
+# A role, or an inline code span (whose text is kept: "`/items/{item_id}`" holds no role).
+_ROLE_OR_CODE = re.compile(r"(?<![\w/])\{([A-Za-z][\w:+-]*)\}`([^`]+)`|`[^`\n]+`")
+_DIRECTIVE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{([A-Za-z][\w:+-]*)\}\s*(.*)$")
+_TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
+_COMMENT = re.compile(r"^\s*%(\s|$)")
+_OPTION = re.compile(r"^\s*:[\w-]+:(\s.*)?$")
+_MYST_BLOCK = re.compile(r"^\s*(`{3,}|:{3,})\{[A-Za-z]|^\s*\([^()\s]+\)=\s*$", re.M)
+_DROP_MORE = {"eval-rst", "tableofcontents", "contents", "bibliography", "mermaid"}
+_TITLES = {"note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
+           "caution": "Caution", "attention": "Attention", "danger": "Danger", "error": "Error",
+           "seealso": "See also", "todo": "To do"}
+
+
+def is_myst(text: str) -> bool:
+    """A directive fence, a target, or a role outside code spans."""
+    return bool(_MYST_BLOCK.search(text)) or any(m.group(1) for m in _ROLE_OR_CODE.finditer(text))
+
+
+def to_markdown(text: str) -> str:
+    """Plain Markdown for a MyST document (unchanged when it has no MyST syntax)."""
+    if not is_myst(text):
+        return text
+    return "\n".join(_lines(text.split("\n")))
+
+
+def _lines(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _DIRECTIVE.match(line)
+        if m:
+            indent, fence, name, args = m.groups()
+            end = _closing(lines, i + 1, fence)
+            out.extend(_directive(name.split(":")[-1].lower(), args.strip(), lines[i + 1:end], indent))
+            i = end + 1
+            continue
+        if _TARGET.match(line) or _COMMENT.match(line):
+            i += 1
+            continue
+        if line.lstrip().startswith(("```", "~~~")):   # an ordinary code fence: copied as it is
+            end = _closing(lines, i + 1, line.lstrip()[:3])
+            out.extend(lines[i:end + 1])
+            i = end + 1
+            continue
+        out.append(_ROLE_OR_CODE.sub(_role, line))
+        i += 1
+    return out
+
+
+def _closing(lines: list[str], start: int, fence: str) -> int:
+    """The index of the line closing ``fence`` (the same character, at least as long), or the end."""
+    char, size = fence[0], len(fence)
+    for k in range(start, len(lines)):
+        stripped = lines[k].strip()
+        if stripped and set(stripped) == {char} and len(stripped) >= size:
+            return k
+    return len(lines)
+
+
+def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
+    while body and _OPTION.match(body[0]):   # ":key: value" options first
+        body = body[1:]
+    if name in DROP_DIRECTIVES or name in _DROP_MORE or name.startswith("auto"):
+        return []
+    if name in CODE_DIRECTIVES or name == "code-cell":
+        return [f"{indent}```{args.split()[0] if args else ''}", *body, f"{indent}```"]
+    if name in VERSION_DIRECTIVES:
+        version, _, rest = args.partition(" ")
+        head = f"{VERSION_DIRECTIVES[name]} {version}.".strip() + (f" {rest.strip()}" if rest.strip() else "")
+    elif name == "admonition":
+        head = f"{args}:" if args else ""
+    elif name in _TITLES:
+        head = f"{_TITLES[name]}" + (f" ({args})" if args else "") + ":"
+    else:
+        head = f"`{args}`" if args else ""   # a described object's signature, or nothing
+    inner = _lines(body)
+    first = next((k for k, text in enumerate(inner) if text.strip()), None)
+    if head and first is not None and not inner[first].lstrip().startswith(("```", "~~~", "#", "-", "*", "|")):
+        inner[first] = f"{indent}{head} {inner[first].strip()}"
+    elif head:
+        inner.insert(0, f"{indent}{head}")
+        inner.insert(1, "")
+    return ["", *inner, ""]
+
+
+def _role(m: re.Match) -> str:
+    if m.group(1) is None:   # an inline code span: as it is
+        return m.group(0)
+    role, raw = m.group(1).split(":")[-1].lower(), m.group(2)
+    shown, target = role_text(raw)
+    if role == "doc" and target:
+        return f"[{shown}]({target})"
+    if role in CODE_ROLES:
+        return f"`{shown}`"
+    return shown
