@@ -29,7 +29,7 @@ from urllib.parse import unquote
 
 from .errors import CorpusError
 from .jsonl import jsonl_lines
-from .formats import read_html, read_pdf
+from .formats import notebook_markdown, read_html, read_pdf
 from .inventory import Inventory, list_files
 from .markdown import blank_code, code_identifiers, read_sections
 from .myst import to_markdown
@@ -40,10 +40,11 @@ log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 RST_SUFFIXES = (".rst", ".rest")
+NOTEBOOK_SUFFIX = ".ipynb"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIX = ".pdf"
-DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, *HTML_SUFFIXES, PDF_SUFFIX)
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, NOTEBOOK_SUFFIX, *HTML_SUFFIXES, PDF_SUFFIX)
 HEADING_SEPARATOR = " › "
 # The largest document (or record text) read by default: a few MB of one-line text build in
 # minutes; a larger file needs --max-file-mb (NER runs at ~0.1 MB/s on 2 cores).
@@ -229,6 +230,9 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
     text = read_utf8(file)
     if suffix in MARKDOWN_SUFFIXES:
         sections = read_sections(to_markdown(text), fallback_title=Path(rel).stem)   # MyST made plain first
+        return _section_passages(file, rel, sections, max_chars)
+    if suffix == NOTEBOOK_SUFFIX:
+        sections = read_sections(to_markdown(notebook_markdown(text, file)), fallback_title=Path(rel).stem)
         return _section_passages(file, rel, sections, max_chars)
     if suffix in RST_SUFFIXES:
         return _section_passages(file, rel, read_rst(text, fallback_title=Path(rel).stem), max_chars)

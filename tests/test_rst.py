@@ -165,3 +165,24 @@ def test_myst_roles_directives_targets_and_comments(tmp_path):
     passages = load_corpus(tmp_path)
     first = [p for p in passages if p.id.startswith("install.md")][0]
     assert ("/cli/run", "Running") in first.links
+
+
+def test_a_jupyter_notebook_is_read_as_markdown_and_code(tmp_path):
+    import json
+
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"language": "python"}}, "cells": [
+        {"cell_type": "markdown", "source": ["# Loading data\n", "\n", "We read {file}`data.csv` with pandas.\n"]},
+        {"cell_type": "code", "source": "import pandas as pd\ndf = pd.read_csv('data.csv')\ndf.shape",
+         "outputs": [{"output_type": "execute_result", "data": {"text/plain": ["(120, 4)"],
+                                                                 "image/png": "iVBOR"}}]},
+        {"cell_type": "code", "source": "print('done')", "outputs": [{"output_type": "stream", "text": "done\n"}]},
+        {"cell_type": "raw", "source": "ignored"}]}
+    (tmp_path / "load.ipynb").write_text(json.dumps(nb))
+    (tmp_path / "broken.ipynb").write_text("{not json")
+    inventory = Inventory()
+    passages = load_corpus(tmp_path, inventory=inventory)
+    assert inventory.to_dict() == {"read": {".ipynb": 1}, "skipped": {"unreadable": {".ipynb": 1}}}
+    (p,) = passages
+    assert p.title == "Loading data" and p.text.startswith("We read `data.csv` with pandas.")
+    assert "df = pd.read_csv('data.csv')" in p.text and "(120, 4)" in p.text and "done" in p.text
+    assert "iVBOR" not in p.text and "ignored" not in p.text
