@@ -264,7 +264,8 @@ def _section_passages(file: Path, rel: str, sections: list, max_chars: int) -> l
         return []
     passages: list[Passage] = []
     for section in sections:
-        title = HEADING_SEPARATOR.join(section.path)
+        path = [h for k, h in enumerate(section.path) if k == 0 or h.casefold() != section.path[k - 1].casefold()]
+        title = HEADING_SEPARATOR.join(path)   # "Installation › Installation" is said once
         for chunk in _merge_paragraphs(list(zip(section.paragraphs, section.code, section.links)), max_chars):
             body = "\n".join(p for p, _, _ in chunk)
             spans, pos = [], 0

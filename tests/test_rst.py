@@ -186,3 +186,14 @@ def test_a_jupyter_notebook_is_read_as_markdown_and_code(tmp_path):
     assert p.title == "Loading data" and p.text.startswith("We read `data.csv` with pandas.")
     assert "df = pd.read_csv('data.csv')" in p.text and "(120, 4)" in p.text and "done" in p.text
     assert "iVBOR" not in p.text and "ignored" not in p.text
+
+
+def test_titles_never_repeat_the_page_name(tmp_path):
+    """A banner before the page's "# Setup" made its passages "Setup › Setup" (939 of 2,149 on
+    docs-fastapi); the path is said once."""
+    (tmp_path / "setup.md").write_text("Translated page, see the original.\n\n# Setup\n\nInstall it first.\n\n"
+                                       "## Setup\n\nThen configure it.\n\n## Run\n\nStart it.\n")
+    passages = load_corpus(tmp_path, max_chars=40)
+    assert [(p.title, p.text) for p in passages] == [
+        ("Setup", "Translated page, see the original."), ("Setup", "Install it first."),
+        ("Setup", "Then configure it."), ("Setup › Run", "Start it.")]
