@@ -10,7 +10,7 @@ Layout of an index directory (format version 2; docs/store.md explains the desig
     seg-000007-0/            a segment (segment.py): analysis and vectors of some passages
     g-000007/                the global layer of generation 7 (merge.py):
         passage_ids|passage_titles|passage_texts|sentences|entity_keys|entity_names|
-        entity_labels .bin + .off.npy   string columns
+        entity_labels .bin + .off.npy + .crc.npy   string columns (a CRC-32 per string)
         C_data|C_indices|C_indptr|M_indices|M_indptr|sentence_passage .npy
         CT_data|CT_indices|CT_indptr|MT_indices|MT_indptr .npy   C and M by entity (transposed)
         passage_sentences.npy   per passage, its first sentence (P + 1 offsets)
@@ -19,6 +19,7 @@ Layout of an index directory (format version 2; docs/store.md explains the desig
         passages|entities .usearch   HNSW graphs over passage and entity vectors (ann.py)
         bm25/                the lexical index (bm25s format + a vocabulary key table)
         sources.json         {source: content hash} of the live passages (for --update)
+        source_roots.json    the input root each source came from (sources.py)
 
 A commit writes new segment and global directories, fsyncs every file and directory, writes
 and fsyncs the manifest, then replaces ``CURRENT`` atomically and fsyncs the index directory.
