@@ -38,8 +38,8 @@ def main() -> int:
     found, asked, hops, times = 0, 0, [], []
     for q in questions:
         a = r.analyze_queries([q.question])[0]
-        seeds, _, _ = link_entities(a.ngrams, a.mentions, a.mention_vectors, r.entity_lookup, r.index.entity_emb,
-                                    names, 1.0, aliases=r.aliases.keys)
+        seeds, _, _ = link_entities(a.ngrams, a.mentions, a.mention_vectors, r.entity_lookup, names, 1.0,
+                                    aliases=r.aliases.keys)
         source = longest_exact_seed(seeds, names)
         if source is None:
             asked += 1

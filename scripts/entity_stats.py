@@ -42,8 +42,8 @@ def main() -> int:
         questions = load_questions(args.questions)[: args.limit]
         r = Retriever(idx)
         analyzed = r.analyze_queries([q.question for q in questions])
-        floor = RetrievalParams().seed_floor
-        no_seed = sum(1 for a in analyzed if not r.link_entities(a, floor)[0])
+        params = RetrievalParams()
+        no_seed = sum(1 for a in analyzed if not r.link(a, params).seeds)
         no_ner = sum(1 for a in analyzed if not a.mentions)
         report.update(questions=len(questions),
                       no_usable_seed_pct=round(100 * no_seed / len(questions), 1),

@@ -8,11 +8,12 @@ import pytest
 import scipy.sparse as sp
 
 from linearrag.files import KeyTable, write_key_table, write_strings, read_strings
-from linearrag.retrieval.activation import activate_entities
-from linearrag.retrieval.local import (SparseVector, gather, local_activation, local_reset, push_pagerank)
+from linearrag.retrieval.activation import activate_entities, local_activation
+from linearrag.retrieval.hubs import idf_ratio
 from linearrag.retrieval.params import RetrievalParams
-from linearrag.retrieval.ppr import BipartiteWalk, personalized_pagerank
-from linearrag.retrieval.reset import idf_ratio, passage_entity_reset
+from linearrag.retrieval.ppr import BipartiteWalk, personalized_pagerank, push_pagerank
+from linearrag.retrieval.reset import local_reset, passage_entity_reset
+from linearrag.retrieval.sparse import SparseVector, gather
 
 
 def _graph(C: sp.csr_matrix, M: sp.csr_matrix | None = None, sentence_passage=None):

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from linearrag.retrieval.activation import Activation
 from linearrag.retrieval.params import RetrievalParams
 from linearrag.retrieval.ppr import BipartiteWalk, personalized_pagerank
-from linearrag.retrieval.fusion import rrf_scores, top_k
+from linearrag.retrieval.fusion import Ranks, rrf, top_k
 from linearrag.retrieval.reset import passage_entity_reset
 
 C = sp.csr_matrix(np.array([
@@ -90,7 +90,8 @@ def test_top_k_is_deterministic_on_ties():
 def test_rrf_fuses_ranks():
     a = np.array([3.0, 2.0, 1.0])
     b = np.array([1.0, 3.0, 2.0])
-    fused = rrf_scores([a, b], k=60)
+    rows = np.arange(len(a))
+    fused = rrf([Ranks(rows, a, only_positive=False), Ranks(rows, b, only_positive=False)], k=60)
     assert np.isclose(fused[1], 1 / 62 + 1 / 61)
     assert top_k(fused, 1).tolist() == [1]
 

@@ -7,10 +7,31 @@ import scipy.sparse as sp
 
 from linearrag.analysis import Mention, NameCandidate
 from linearrag.retrieval.activation import Activation, activate_entities
-from linearrag.retrieval.fusion import hybrid_prior, min_rank_scores, order_siblings, ranks_of, rrf_scores, top_k
+from types import SimpleNamespace
+
+from linearrag.retrieval.exact import ExactSpace
+from linearrag.retrieval.fusion import (Ranks, hybrid_prior, min_fusion, order_siblings, position_ranks, rrf,
+                                        top_k)
 from linearrag.retrieval.linking import link_entities, maximal_matches
 from linearrag.retrieval.params import RetrievalParams
-from linearrag.retrieval.reset import HUB_MIN_CORPUS, idf_ratio, passage_entity_reset
+from linearrag.retrieval.hubs import HUB_MIN_CORPUS, idf_ratio
+from linearrag.retrieval.reset import passage_entity_reset
+
+
+def ranks_of(scores, only_positive=False):
+    return position_ranks(np.arange(len(scores)), np.asarray(scores, dtype=np.float64), only_positive)
+
+
+def min_rank_scores(primary, secondary, factor, depth=None):
+    rows = np.arange(len(primary))
+    return min_fusion(Ranks(rows, np.asarray(primary, dtype=np.float64)),
+                      Ranks(rows, np.asarray(secondary, dtype=np.float64)), factor, depth)
+
+
+def rrf_scores(lists, k, only_positive=None):
+    rows = np.arange(len(lists[0]))
+    only_positive = only_positive or [False] * len(lists)
+    return rrf([Ranks(rows, np.asarray(s, dtype=np.float64), p) for s, p in zip(lists, only_positive)], k)
 
 
 def _order(scores):
@@ -66,6 +87,11 @@ def test_min_fusion_to_a_depth_ranks_the_first_positions_exactly():
         assert ranked.sum() >= min(depth, int((ppr > 0).sum()))
         assert top_k(part, depth).tolist() == top_k(full, depth).tolist(), trial
         assert np.all(full[~ranked] < part[ranked].min()), trial   # nothing left out ranks above them
+        # the approximate space hands fusion rank arrays, not scores: the same result
+        rows = np.arange(n)
+        given = min_fusion(Ranks(rows, ranks=ranks_of(ppr, True)), Ranks(rows, ranks=ranks_of(bm25, True)),
+                           factor, depth)
+        assert np.array_equal(given, part), trial
 
 
 def test_min_fusion_scores_are_one_over_position():
@@ -124,6 +150,13 @@ def test_maximal_matches_use_spans_not_substrings():
     assert [c.key for c in kept] == ["grand canyon", "ran"]     # "canyon" lies inside; "ran" does not
 
 
+def _nearest(emb, sample_rows=(), calibrated=True):
+    """The exact space's nearest-entity scan over ``emb`` (entity sample: ``sample_rows``)."""
+    index = SimpleNamespace(graph=SimpleNamespace(), passage_ids=[], entity_emb=emb)
+    space = ExactSpace(index, None, SimpleNamespace(entity_rows=np.asarray(sample_rows, dtype=np.int64)), None, False)
+    return lambda vector: space.nearest_entity(vector, calibrated)
+
+
 def test_mentions_are_suppressed_only_inside_a_matched_span():
     names = ["Stafford", "Ford", "Burgundy", "Beatrice I, Countess of Burgundy"]
     lookup = {"stafford": 0, "ford": 1, "burgundy": 2, "beatrice i, countess of burgundy": 3}
@@ -131,13 +164,14 @@ def test_mentions_are_suppressed_only_inside_a_matched_span():
     # "Stafford … Ford": Ford is a mention of its own, outside the Stafford span.
     seeds, linked, _ = link_entities([NameCandidate("stafford", "Stafford", 0, 8)],
                                   [Mention("ford", "Ford", "PERSON", 13, 17)], np.zeros((1, 4), np.float32),
-                                  lookup, emb, names, floor=0.7)
+                                  lookup, names, floor=0.7, nearest=_nearest(emb))
     assert set(seeds) == {0, 1}
     # "Burgundy" inside the linked "Beatrice I, Countess of Burgundy" is not a second seed.
     seeds, _, covered = link_entities(
         [NameCandidate("beatrice i, countess of burgundy", "Beatrice I, Countess of Burgundy", 0, 32),
          NameCandidate("burgundy", "Burgundy", 24, 32)],
-        [Mention("burgundy", "Burgundy", "GPE", 24, 32)], np.zeros((1, 4), np.float32), lookup, emb, names, floor=0.7)
+        [Mention("burgundy", "Burgundy", "GPE", 24, 32)], np.zeros((1, 4), np.float32), lookup, names, floor=0.7,
+        nearest=_nearest(emb))
     assert set(seeds) == {3}
     assert covered == {2}              # a part of the linked name: not a hop of its own
 
@@ -147,10 +181,10 @@ def test_mention_linked_by_cosine_respects_the_floor():
     emb = np.array([[1, 0], [0, 1]], dtype=np.float32)
     vec = np.array([[0.6, 0.8]], dtype=np.float32)
     seeds, linked, _ = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
-                                     emb, names, floor=0.7)
+                                     names, floor=0.7, nearest=_nearest(emb))
     assert seeds == {1: np.float32(0.8)} and linked[0].entity == "Beta"
     seeds, linked, _ = link_entities([], [Mention("alfa", "Alfa", "ORG", 0, 4)], vec, {"alpha": 0, "beta": 1},
-                                     emb, names, floor=0.9)
+                                     names, floor=0.9, nearest=_nearest(emb))
     assert seeds == {} and linked[0].entity is None
 
 
@@ -162,11 +196,12 @@ def test_mention_cosine_is_read_against_the_background_when_asked():
     vec = np.array([[0.6, 0.8]], dtype=np.float32)
     mention = [Mention("alfa", "Alfa", "ORG", 0, 4)]
     lookup = {n.lower(): i for i, n in enumerate(names)}
-    seeds, linked, _ = link_entities([], mention, vec, lookup, emb, names, floor=0.6)
+    seeds, linked, _ = link_entities([], mention, vec, lookup, names, floor=0.6,
+                                     nearest=_nearest(emb, [1, 2, 3], calibrated=False))
     assert seeds == {1: np.float32(0.8)}
-    seeds, linked, _ = link_entities([], mention, vec, lookup, emb, names, floor=0.6, background=np.array([1, 2, 3]))
+    seeds, linked, _ = link_entities([], mention, vec, lookup, names, floor=0.6, nearest=_nearest(emb, [1, 2, 3]))
     assert seeds == {} and abs(linked[0].similarity - 0.5) < 1e-6   # below the floor once calibrated
-    seeds, _, _ = link_entities([], mention, vec, lookup, emb, names, floor=0.4, background=np.array([1, 2, 3]))
+    seeds, _, _ = link_entities([], mention, vec, lookup, names, floor=0.4, nearest=_nearest(emb, [1, 2, 3]))
     assert list(seeds) == [1] and abs(seeds[1] - 0.5) < 1e-6
 
 

@@ -75,9 +75,12 @@ def test_a_query_without_entities_walks_from_its_best_passages(sample_retriever)
     assert result.fallback is None and not [e for e in result.query_entities if e.entity]
     # the evidence passages are the three best by the query-only (hybrid) prior
     aq = sample_retriever.analyze_queries([q])[0]
-    dense = sample_retriever.dense_scores(aq)
-    dense = (dense - min(sample_retriever.background(aq), 0.99)) / (1 - min(sample_retriever.background(aq), 0.99))
-    prior = 0.5 * (np.clip(dense, 0, None) + sample_retriever.bm25_scores(aq) / sample_retriever.bm25_scores(aq).max())
+    space = sample_retriever.exact
+    background = float(np.median(space.sample.passage_vectors @ aq.vector))
+    dense = space.passage_matrix @ aq.vector
+    dense = (dense - min(background, 0.99)) / (1 - min(background, 0.99))
+    bm25 = sample_retriever.postings.scores(aq.tokens)
+    prior = 0.5 * (np.clip(dense, 0, None) + bm25 / bm25.max())
     best = np.lexsort((np.arange(len(prior)), -prior))[:3]
     ids = sample_retriever.index.passage_ids
     assert result.evidence_passages == [ids[i] for i in best]
@@ -86,7 +89,7 @@ def test_a_query_without_entities_walks_from_its_best_passages(sample_retriever)
     expected = {}
     for rank, row in enumerate(best, 1):
         for e in C.indices[C.indptr[row]:C.indptr[row + 1]]:
-            expected[int(e)] = max(expected.get(int(e), 0.0), float(sample_retriever.idf_ratio[e]) / rank)
+            expected[int(e)] = max(expected.get(int(e), 0.0), float(space.idf[e]) / rank)
     names = sample_retriever.index.graph.entity_names
     seeds = {a.entity: a.score for a in result.activated_entities if a.level == 1}
     assert seeds and set(seeds) <= {names[e] for e in expected}

@@ -9,7 +9,7 @@ import pytest
 from linearrag import RetrievalParams, load_index
 from linearrag.errors import ParameterError
 from linearrag.questions import load_questions
-from linearrag.retrieval.scalable import Evidence
+from linearrag.retrieval.approx import CandidateEvidence
 from linearrag.retrieval.sentences import BestSentences, dense_voter
 
 from .conftest import EXAMPLES
@@ -53,15 +53,29 @@ def test_dense_voter_adds_the_weighted_sentence():
     np.testing.assert_allclose(dense_voter(cos, np.array([0.9, 0.1], dtype=np.float32), 0.5), [0.95, 0.75])
 
 
+def _evidence(best_sentence):
+    """Candidate evidence for the query (1, 0): dense list rows 7, 2, 5 (cosines 0.9, 0.8, 0.7),
+    row 1 outside it (0.2); a sample of 4 passages of 100; ``best_sentence``: row → cosine."""
+    cos = {1: 0.2, 2: 0.8, 5: 0.7, 7: 0.9}
+    emb = np.zeros((8, 2), dtype=np.float32)
+    for r, c in cos.items():
+        emb[r] = [c, np.sqrt(1 - c * c)]
+    index = SimpleNamespace(passage_emb=emb, passage_search=SimpleNamespace(
+        search=lambda v, k: (np.array([7, 2, 5]), np.array([0.9, 0.8, 0.7], dtype=np.float32))))
+    space = SimpleNamespace(
+        index=index, n_passages=100, postings=SimpleNamespace(query=lambda tokens, k: SimpleNamespace(top_rows=np.array([]))),
+        sample=SimpleNamespace(passage_cosines=lambda v: np.array([0.1, 0.2, 0.3, 0.4])),
+        best_sentences=SimpleNamespace(of=lambda rows, v: np.array([best_sentence[int(r)] for r in rows])))
+    q = SimpleNamespace(vector=np.array([1.0, 0.0], dtype=np.float32), tokens=[])
+    return CandidateEvidence(space, q, RetrievalParams(search="ann"), calibrated=False)
+
+
 def test_scalable_voter_rank_reorders_the_dense_list_only():
-    ev = Evidence(dense_rows=np.array([7, 2, 5]), dense_cos=np.array([0.9, 0.8, 0.7]), lex=None,
-                  sample_rows=np.arange(4), sample_cos=np.array([0.1, 0.2, 0.3, 0.4]), shift=None, n_passages=100)
     rows = np.array([1, 2, 5, 7])                      # row 1 is outside the dense list
-    cos = np.array([0.2, 0.8, 0.7, 0.9])
-    plain = ev.voter_rank(rows, cos, lambda sub: np.zeros(sub.size), 0.5)
-    assert plain.tolist() == ev.dense_rank(rows, cos).tolist() and plain[1:].tolist() == [2, 3, 1]
-    best = {1: 0.9, 2: 0.1, 5: 0.6, 7: 0.0}            # 5: 0.7 + 0.3 = 1.0, then 7: 0.9, then 2: 0.85
-    ranks = ev.voter_rank(rows, cos, lambda sub: np.array([best[int(r)] for r in sub]), 0.5)
+    ev = _evidence({1: 0.9, 2: 0.1, 5: 0.6, 7: 0.0})   # 5: 0.7 + 0.3 = 1.0, then 7: 0.9, then 2: 0.85
+    plain = ev.voter_ranks(rows, 0.0).all()
+    assert plain.tolist() == ev.dense_ranks(rows).all().tolist() and plain[1:].tolist() == [2, 3, 1]
+    ranks = ev.voter_ranks(rows, 0.5).all()
     assert ranks[1:].tolist() == [3, 1, 2] and ranks[0] == plain[0]   # rows 2, 5, 7
 
 

@@ -140,13 +140,13 @@ def resolve_entity(retriever, name: str, floor: float, calibrated: bool = True) 
     from ..retrieval.linking import link_entities
 
     q = retriever.analyze_queries([name], tags=True)[0]   # linked with lowercase="all" below
-    ann = retriever.uses_ann(retriever.params)
+    space = retriever.space(retriever.params)
 
     def nearest(vector):
-        return retriever.nearest_entity(vector, calibrated, ann)
+        return space.nearest_entity(vector, calibrated)
 
     seeds, linked, _ = link_entities(q.ngrams, q.mentions, q.mention_vectors, retriever.entity_lookup,
-                                     None, retriever.index.graph.entity_names, floor,
+                                     retriever.index.graph.entity_names, floor,
                                      aliases=retriever.aliases.keys, lowercase="all", nearest=nearest)
     exact = longest_exact_seed(seeds, retriever.index.graph.entity_names)
     if exact is not None:

@@ -1,93 +1,26 @@
 """Rankings and how they are combined: ranks, rank fusion, the hybrid prior and top-k.
 
-A ranking only ranks what it scored: a passage with no BM25 match (score 0) has no BM25
+Fusion works on rank arrays (:class:`Ranks`) over the rows a search space ranks — every
+passage in the exact space, the candidates in the approximate one — so the rules are written
+once. A ranking only ranks what it scored: a passage with no BM25 match (score 0) has no BM25
 rank, so fusion never treats it as a lexical hit.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-
-
-def ranks_of(scores: np.ndarray, only_positive: bool = False) -> np.ndarray:
-    """Rank of every row (1 = best, float64), ties broken by row order.
-
-    With ``only_positive``, rows scoring ≤ 0 (no match: BM25 0, no PageRank mass) get no
-    rank (``inf``), so they never count as hits of this ranking.
-    """
-    n = len(scores)
-    ranks = np.full(n, np.inf, dtype=np.float64)
-    rows = np.flatnonzero(scores > 0) if only_positive else np.arange(n)
-    order = rows[np.lexsort((rows, -scores[rows]))]
-    ranks[order] = np.arange(1, order.size + 1)
-    return ranks
-
-
-def min_rank_scores(primary: np.ndarray, secondary: np.ndarray, factor: float,
-                    depth: int | None = None) -> np.ndarray:
-    """Fuse two rankings by the better of the ranks: key = min(rank₁, factor · rank₂).
-
-    ``secondary`` (BM25) ranks only the passages it scored above 0, ``primary`` only those it
-    gave mass. On equal keys
-    the passage whose key comes from ``secondary`` goes first, then the better rank₁, then the
-    row. So the secondary ranking's #r ends at worst at position factor·r + r − 1 (factor 3:
-    its #1 at worst 3rd, its #2 at worst 7th). Returned as a score: 1 / (fused position), so
-    higher is better.
-
-    With ``depth`` only the rows that can reach the first ``depth`` positions are ranked: those
-    with rank₁ ≤ depth or factor · rank₂ ≤ depth (every row of the first ``depth`` positions has
-    key ≤ depth, as the ``depth`` best of ``primary`` do). They hold exactly the scores of the
-    full fusion, and the first ``depth`` positions are among them; every other row scores 0.
-    Two partial selections instead of three sorts of every row (2wiki: 1.5 → ~0.2 ms).
-    """
-    n = len(primary)
-    if depth is not None and 0 < depth and 4 * depth < n:
-        top1 = _best_positive(primary, depth)
-        if len(top1) == depth:   # else fewer rows than ``depth`` have a rank₁: rank them all
-            top2 = _best_positive(secondary, int(np.floor(depth / factor)) if factor > 0 else 0)
-            rows = np.union1d(top1, top2)
-            r1 = np.full(len(rows), np.inf)
-            r1[np.searchsorted(rows, top1)] = np.arange(1, len(top1) + 1)
-            r2 = np.full(len(rows), np.inf)
-            r2[np.searchsorted(rows, top2)] = factor * np.arange(1, len(top2) + 1)
-            scores = np.zeros(n, dtype=np.float64)
-            scores[rows] = min_rank_positions(rows, r1, r2)
-            return scores
-    return min_rank_positions(np.arange(n), ranks_of(primary, only_positive=True),
-                              factor * ranks_of(secondary, only_positive=True))
 
 
 def min_rank_positions(rows: np.ndarray, r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
     """1 / (fused position) for each of ``rows`` from its rank₁ and its scaled rank₂ (inf: no
     rank): key = min(r1, r2); on equal keys the row whose key comes from r2 first, then the
-    better r1, then the row (see :func:`min_rank_scores`)."""
+    better r1, then the row (see :func:`min_fusion`)."""
     order = np.lexsort((rows, r1, r2 > r1, np.minimum(r1, r2)))   # last key is primary
     scores = np.empty(len(rows), dtype=np.float64)
     scores[order] = 1.0 / np.arange(1, len(rows) + 1)
     return scores
-
-
-def _best_positive(scores: np.ndarray, k: int) -> np.ndarray:
-    """Rows of the (at most) ``k`` best scores above 0, best first, ties by row: the rows of
-    ranks 1 … k of ``ranks_of(scores, only_positive=True)``."""
-    if k <= 0:
-        return np.zeros(0, dtype=np.int64)
-    rows = top_k(np.where(scores > 0, scores, -np.inf), k)
-    return rows[scores[rows] > 0]
-
-
-def rrf_scores(score_lists: list[np.ndarray], k: int, weights: list[float] | None = None,
-               only_positive: list[bool] | None = None) -> np.ndarray:
-    """(Weighted) reciprocal rank fusion: Σ w/(k + rank), ranks from 1, ties broken by row order.
-
-    ``only_positive[i]``: list i ranks only its positive scores; the others add nothing.
-    """
-    total = np.zeros(len(score_lists[0]), dtype=np.float64)
-    weights = weights or [1.0] * len(score_lists)
-    only_positive = only_positive or [False] * len(score_lists)
-    for scores, w, positive in zip(score_lists, weights, only_positive):
-        total += w / (k + ranks_of(scores, only_positive=positive))
-    return total
 
 
 def hybrid_prior(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
@@ -132,4 +65,110 @@ def order_siblings(scores: np.ndarray, prior: np.ndarray, group: np.ndarray, dep
         members = top[group[top] == g]                    # in score order
         by_prior = members[np.lexsort((members, -prior[members]))]
         out[by_prior] = scores[members]
+    return out
+
+
+@dataclass
+class Ranks:
+    """One ranking of ``rows`` (sorted row numbers): from ``scores`` (best first, ties by row;
+    with ``only_positive``, rows scoring ≤ 0 are unranked) or given as 1-based ``ranks``
+    (inf: unranked; the approximate space's estimates for rows outside its lists)."""
+
+    rows: np.ndarray
+    scores: np.ndarray | None = None
+    only_positive: bool = True
+    ranks: np.ndarray | None = None
+
+    def all(self) -> np.ndarray:
+        """The 1-based rank of every row (float64)."""
+        if self.ranks is None:
+            self.ranks = position_ranks(self.rows, self.scores, self.only_positive)
+        return self.ranks
+
+    def best(self, k: int) -> np.ndarray:
+        """Positions (into ``rows``) of ranks 1 … k, best first (fewer when fewer are ranked)."""
+        if k <= 0:
+            return np.zeros(0, dtype=np.int64)
+        if self.ranks is not None:
+            pos = np.flatnonzero(self.ranks <= k)
+            return pos[np.lexsort((self.rows[pos], self.ranks[pos]))]
+        if not self.only_positive:
+            return top_rows(self.rows, self.scores, k)
+        pos = top_rows(self.rows, np.where(self.scores > 0, self.scores, -np.inf), k)
+        return pos[self.scores[pos] > 0]
+
+
+def position_ranks(rows: np.ndarray, scores: np.ndarray, only_positive: bool = True) -> np.ndarray:
+    """:func:`ranks_of` on a subset of rows (``scores`` aligned with ``rows``; ties by row)."""
+    ranks = np.full(rows.size, np.inf)
+    pos = np.flatnonzero(scores > 0) if only_positive else np.arange(rows.size)
+    order = pos[np.lexsort((rows[pos], -scores[pos]))]
+    ranks[order] = np.arange(1, order.size + 1)
+    return ranks
+
+
+def top_rows(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k best scores (ties by lower row), best first, via argpartition."""
+    k = min(k, rows.size)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    part = np.argpartition(-scores, k - 1)[:k] if k < rows.size else np.arange(rows.size)
+    kth = scores[part].min()
+    cand = np.flatnonzero(scores >= kth)
+    return cand[np.lexsort((rows[cand], -scores[cand]))][:k]
+
+
+def rrf(rankings: list[Ranks], k: int, weights: list[float] | None = None) -> np.ndarray:
+    """Weighted reciprocal rank fusion of rankings of the same rows: Σ w / (k + rank)."""
+    total = np.zeros(rankings[0].rows.size, dtype=np.float64)
+    for ranking, w in zip(rankings, weights or [1.0] * len(rankings)):
+        total += w / (k + ranking.all())
+    return total
+
+
+def min_fusion(primary: Ranks, secondary: Ranks, factor: float, depth: int | None = None) -> np.ndarray:
+    """Fuse two rankings of the same rows by the better of the ranks: key = min(rank₁,
+    factor · rank₂); on equal keys the row whose key comes from ``secondary`` goes first, then
+    the better rank₁, then the row. So the secondary ranking's #r ends at worst at position
+    factor·r + r − 1 (factor 3: its #1 at worst 3rd, its #2 at worst 7th). Returns, per row,
+    1 / (fused position), so higher is better.
+
+    With ``depth`` only the rows that can reach the first ``depth`` positions are ranked: those
+    with rank₁ ≤ depth or factor · rank₂ ≤ depth (the ``depth`` best of ``primary`` have keys ≤
+    depth, so every row of the first ``depth`` positions has one). Ranks up to ``depth`` being
+    distinct, those rows hold exactly the scores of the full fusion; every other row scores 0.
+    Two partial selections instead of full sorts (2wiki: 1.5 → ~0.2 ms).
+    """
+    rows = primary.rows
+    if depth is not None and 0 < depth and 4 * depth < rows.size:
+        top1 = primary.best(depth)
+        if top1.size == depth:   # else fewer rows than ``depth`` have a rank₁: rank them all
+            top2 = secondary.best(int(np.floor(depth / factor)) if factor > 0 else 0)
+            sub = np.union1d(top1, top2)
+            r1 = np.full(sub.size, np.inf)
+            r1[np.searchsorted(sub, top1)] = np.arange(1, top1.size + 1)
+            r2 = np.full(sub.size, np.inf)
+            r2[np.searchsorted(sub, top2)] = factor * np.arange(1, top2.size + 1)
+            scores = np.zeros(rows.size, dtype=np.float64)
+            scores[sub] = min_rank_positions(rows[sub], r1, r2)
+            return scores
+    return min_rank_positions(rows, primary.all(), factor * secondary.all())
+
+
+def siblings_by_prior(rows: np.ndarray, scores: np.ndarray, prior_of, groups_of, depth: int = 100) -> np.ndarray:
+    """:func:`order_siblings` on the best ``depth`` of ``rows``: ``groups_of(rows)`` gives their
+    title groups and ``prior_of(positions)`` the prior of ``rows[positions]`` (asked only when
+    siblings meet). Returns the new scores of all ``rows``."""
+    top = top_rows(rows, scores, depth)
+    if top.size < 2:
+        return scores
+    group = np.asarray(groups_of(rows[top]))
+    if np.unique(group).size == top.size:
+        return scores
+    # order_siblings works by position: hand it the top rows in row order (its tie-break)
+    by_row = np.argsort(rows[top], kind="stable")
+    prior = np.asarray(prior_of(top[by_row]))
+    sub = order_siblings(scores[top][by_row], prior, group[by_row], depth=top.size)
+    out = scores.copy()
+    out[top[by_row]] = sub
     return out

@@ -62,9 +62,9 @@ def calibrate(cosine, background: float):
 
 
 def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], mention_vectors: np.ndarray,
-                  lookup: dict[str, int], entity_emb: np.ndarray, entity_names: Sequence[str], floor: float,
+                  lookup: dict[str, int], entity_names: Sequence[str], floor: float,
                   ngram_linking: bool = True, lowercase: str = "phrases",
-                  aliases: dict[str, str] | None = None, background: np.ndarray | None = None,
+                  aliases: dict[str, str] | None = None,
                   nearest: Callable[[np.ndarray], tuple[int, float]] | None = None,
                   ) -> tuple[dict[int, float], list[QueryEntity], set[int]]:
     """Seeds (entity → score), the report of what the query was linked to, and the entities
@@ -73,15 +73,12 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
 
     Index entities (and titles) named verbatim by a query n-gram are seeds with score 1.
     Each NER mention not inside such a match is linked to its index entity by exact key
-    (score 1), else to the most similar entity by cosine (``mention_vectors[i]``, unit
-    rows), kept when the cosine is at least ``floor``. ``lowercase`` says which n-grams
+    (score 1), else to the most similar entity (``nearest(mention_vectors[i])`` → (entity,
+    similarity): a search space's, read against its entity sample when calibrated; None: no
+    similar-name linking), kept when the similarity is at least ``floor``. ``lowercase`` says which n-grams
     without a capitalised word may name an entity: "none", "phrases" (two or more words, "path
     parameter", or an identifier, "get_current_user") or "all" (single nouns too, "lifespan").
     ``aliases`` (alias key → canonical key, from the index) is applied to every key first.
-    With ``background`` (row indices of entities), a cosine c is read as (c − b) / (1 − b),
-    b = the mention's median cosine over those entities (see ``RetrievalParams.similarity``).
-    ``nearest`` (vector → (entity, similarity), calibrated as it sees fit) replaces the scan of
-    ``entity_emb`` (the scalable path asks an ANN index).
     """
     if aliases:
         ngrams = [replace(c, key=aliases.get(c.key, c.key)) for c in ngrams]
@@ -111,13 +108,6 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
             best, sim = exact, 1.0
         elif nearest is not None and len(entity_names):
             best, sim = nearest(vec)
-            how = "similar"
-        elif len(entity_names):
-            sims = entity_emb @ vec
-            best = int(np.argmax(sims))
-            sim = float(sims[best])
-            if background is not None and len(background):
-                sim = calibrate(sim, float(np.median(sims[background])))
             how = "similar"
         else:
             linked.append(QueryEntity(mention.surface, None, 0.0, "none"))

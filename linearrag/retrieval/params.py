@@ -90,7 +90,7 @@ class RetrievalParams:
                     on (MiniLM: ≈ 0.10). Rankings by cosine alone (dense mode) do not change.
     search          "exact": every stage over the whole corpus (dense and BM25 scores of every
                     passage, power-iteration PageRank on the whole graph); "ann": the scalable
-                    path (retrieval/scalable.py): candidates from an HNSW index and BM25 postings,
+                    space (retrieval/approx.py): candidates from an HNSW index and BM25 postings,
                     activation and forward-push PageRank on what the query touches; "auto":
                     "ann" from ``ANN_MIN_PASSAGES`` passages up, "exact" below
     candidates      passages taken from each of the dense (ANN) and BM25 lists on the ann path

@@ -4,14 +4,26 @@ The walk uses C binarised: from a passage to each of its entities uniformly, fro
 entity to each of its passages uniformly. With damping d and reset r the stationary
 vector solves x = (1 − d) r + d W x, i.e. x = (1 − d)(I − d W)⁻¹ r. Nodes without
 edges keep only their reset mass.
+
+:func:`personalized_pagerank` iterates that over all nodes (the exact search space);
+:func:`push_pagerank` is the forward-push form (Andersen, Chung and Lang 2006) for the
+approximate one, which touches only the neighbourhood the reset reaches: each node u keeps an
+estimate p(u) and a residual r(u); a node with r(u) ≥ ε·deg(u) keeps (1 − d)·r(u) and passes
+d·r(u)/deg(u) to each neighbour. When no node qualifies, the exact vector is
+x = p + Σ_u r(u)·ppr_u, so 0 ≤ x(v) − p(v) and Σ_v (x(v) − p(v)) = Σ_u r(u) < ε·Σ_u deg(u)
+over the touched nodes; the reported ``residual`` is that sum. Pushes are done a round at a
+time for every qualifying node (vectorised), which keeps the invariant.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from .sparse import SparseVector, degrees, gather
 
 
 @dataclass
@@ -82,3 +94,117 @@ def personalized_pagerank(walk: BipartiteWalk, reset_passages: np.ndarray, reset
     x_e *= d
     x_e += base_e
     return x_p, x_e
+
+
+@dataclass
+class PushResult:
+    passages: SparseVector      # estimates on the touched passages
+    entities: SparseVector
+    residual: float             # Σ of what is left unpushed: the L1 error bound
+    rounds: int
+    touched: int
+
+
+class PushScratch:
+    """Residual, estimate and seen-flags for every node, allocated once per retriever and
+    reused: a query writes only the nodes it touches and clears exactly those afterwards, so
+    its cost is that neighbourhood's size (the zero pages of an untouched region are never
+    even mapped)."""
+
+    def __init__(self, n_nodes: int):
+        self.res = np.zeros(n_nodes, dtype=np.float64)
+        self.est = np.zeros(n_nodes, dtype=np.float64)
+        self.seen = np.zeros(n_nodes, dtype=bool)
+        self.stamp = np.zeros(n_nodes, dtype=np.int64)
+        self.lock = threading.Lock()
+
+
+def push_pagerank(graph, reset_passages: SparseVector, reset_entities: SparseVector, damping: float,
+                  epsilon: float, max_rounds: int = 200, scratch: PushScratch | None = None) -> PushResult:
+    """Forward-push personalised PageRank on the bipartite walk (see the module docstring).
+    Node ids: passages 0..P−1, entities P + e. ``scratch``: reusable buffers for all nodes
+    (a retriever's; None allocates them for this call)."""
+    n_p = graph.n_passages
+    n_nodes = n_p + len(graph.CT_indptr) - 1
+    if scratch is None or len(scratch.res) != n_nodes or not scratch.lock.acquire(blocking=False):
+        scratch, owned = PushScratch(n_nodes), None
+    else:
+        owned = scratch
+    try:
+        return _push(graph, reset_passages, reset_entities, damping, epsilon, max_rounds, scratch)
+    finally:
+        if owned is not None:
+            owned.lock.release()
+
+
+def _push(graph, reset_passages, reset_entities, damping, epsilon, max_rounds, scratch) -> PushResult:
+    n_p = graph.n_passages
+    res, est, seen = scratch.res, scratch.est, scratch.seen
+    nodes = np.concatenate([np.asarray(reset_passages.rows, dtype=np.int64),
+                            n_p + np.asarray(reset_entities.rows, dtype=np.int64)])
+    values = np.concatenate([reset_passages.values, reset_entities.values]).astype(np.float64)
+    keep = values > 0
+    nodes, values = nodes[keep], values[keep]
+    np.add.at(res, nodes, values)
+    touched = np.unique(nodes)
+    seen[touched] = True
+    deg = _node_degrees(graph, touched)
+    rounds = 0
+    try:
+        for rounds in range(1, max_rounds + 1):
+            r_t = res[touched]
+            front = (r_t > 0) & (r_t >= epsilon * np.maximum(deg, 1))
+            if not front.any():
+                rounds -= 1
+                break
+            f_nodes, f_res, f_deg = touched[front], r_t[front], deg[front]
+            res[f_nodes] = 0.0
+            est[f_nodes] += (1.0 - damping) * f_res
+            share = np.divide(damping * f_res, f_deg, out=np.zeros_like(f_res), where=f_deg > 0)
+            is_p = f_nodes < n_p
+            targets, amounts = [], []
+            if is_p.any():
+                owner, cols, _ = gather(graph.C_indptr, graph.C_indices, f_nodes[is_p])
+                targets.append(cols + n_p)
+                amounts.append(share[is_p][owner])
+            if (~is_p).any():
+                owner, cols, _ = gather(graph.CT_indptr, graph.CT_indices, f_nodes[~is_p] - n_p)
+                targets.append(cols)
+                amounts.append(share[~is_p][owner])
+            t = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
+            if t.size == 0:
+                continue
+            np.add.at(res, t, np.concatenate(amounts))
+            new = t[~seen[t]]
+            if new.size:
+                new = _distinct(new, scratch)
+                seen[new] = True
+                touched = np.concatenate([touched, new])
+                deg = np.concatenate([deg, _node_degrees(graph, new)])
+        touched = np.sort(touched)
+        values_est = est[touched].copy()
+        residual = float(res[touched].sum())
+    finally:
+        res[touched] = 0.0
+        est[touched] = 0.0
+        seen[touched] = False
+    is_p = touched < n_p
+    return PushResult(SparseVector(touched[is_p], values_est[is_p]), SparseVector(touched[~is_p] - n_p, values_est[~is_p]),
+                      residual, rounds, int(touched.size))
+
+
+def _distinct(values: np.ndarray, scratch: PushScratch) -> np.ndarray:
+    """The distinct values, in first-seen order, without sorting (``scratch.stamp`` marks)."""
+    stamp = scratch.stamp
+    positions = np.arange(values.size)
+    stamp[values[::-1]] = positions[::-1]      # fancy assignment: the last write wins, so the first position stays
+    return values[stamp[values] == positions]
+
+
+def _node_degrees(graph, nodes: np.ndarray) -> np.ndarray:
+    n_p = graph.n_passages
+    out = np.zeros(nodes.size, dtype=np.float64)
+    p = nodes < n_p
+    out[p] = degrees(graph.C_indptr, nodes[p])
+    out[~p] = degrees(graph.CT_indptr, nodes[~p] - n_p)
+    return out

@@ -1,0 +1,87 @@
+"""The output stage: linked selection, then the ranked rows as a :class:`QueryResult` with the
+entity chain (each activated entity's level and bridging sentence, each passage's entities)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import IndexFormatError
+from .chain import TitleMentions, linked_order, name_entities
+from .params import RetrievalParams
+from .results import ActivatedEntity, PassageHit
+from .space import Ranking
+
+
+class Output:
+    """Turns a :class:`Ranking` into passages and activated entities of one index."""
+
+    def __init__(self, index, entity_lookup, canonical, whole_words: bool, documents: bool):
+        self.index = index
+        self.entity_lookup = entity_lookup
+        self.canonical = canonical      # alias key → canonical key
+        self.whole_words = whole_words  # titles are matched as whole words (languages with spaces)
+        self.documents = documents
+
+    def select(self, ranking: Ranking, params: RetrievalParams) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """The first ``top_k`` rows after linked selection where the walk ran (see
+        :meth:`linked_selection`), and per row the position of the row above that names it."""
+        if ranking.activation is None:
+            return ranking.rows, np.asarray(ranking.scores), []
+        return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params)
+
+    def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams):
+        """The first ``top_k`` of ``rows`` (best-scored first) after linked selection
+        (retrieval/chain.py) — on corpora of titled records; off when ``link_depth`` ≤ 1 and on
+        documents, where section headings are common words and it measured worse
+        (docs/benchmarks.md): (rows, their scores, per row the position of the passage above
+        that names it, −1 where none)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if params.link_depth <= 1 or len(rows) < 2 or self.documents:
+            return rows[:params.top_k], row_scores[:params.top_k], []
+        titles = [self.index.passage_titles[r] for r in rows.tolist()]
+        names = name_entities(titles, self.entity_lookup, self.canonical)
+        graph = self.index.graph
+        texts = self.index.passage_texts
+        mentions = TitleMentions(titles, lambda j: texts[int(rows[j])], whole_words=self.whole_words)
+        order, linked = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions, limit=params.top_k)
+        return rows[order], row_scores[order], linked
+
+    def check_finite(self, scores: np.ndarray) -> None:
+        if not np.all(np.isfinite(np.asarray(scores, dtype=np.float64))):
+            raise IndexFormatError(f"{self.index.path}: a score is not a number, so a vector or weight file is "
+                                   f"damaged; run linearrag check {self.index.path} to find it, then rebuild the "
+                                   "index or restore it from a copy")
+
+    def hits(self, rows: np.ndarray, row_scores: np.ndarray, activation, linked: list[int] = ()) -> list[PassageHit]:
+        idx, graph = self.index, self.index.graph
+        hits = []
+        for rank, (row, score) in enumerate(zip(rows.tolist(), np.asarray(row_scores).tolist()), start=1):
+            ents: list[str] = []
+            if activation is not None:
+                cols = np.asarray(graph.C_indices[graph.C_indptr[row]:graph.C_indptr[row + 1]], dtype=np.int64)
+                scores, levels, _ = activation.lookup(cols)
+                active = cols[levels > 0]
+                order = np.lexsort((active, -scores[levels > 0]))
+                ents = [graph.entity_names[e] for e in active[order].tolist()]
+            source = linked[rank - 1] if rank <= len(linked) else -1
+            hits.append(PassageHit(rank=rank, id=idx.passage_ids[row], title=idx.passage_titles[row],
+                                   score=round(float(score), 8), text=idx.passage_texts[row], entities=ents,
+                                   linked_from=idx.passage_ids[int(rows[source])] if source >= 0 else None))
+        return hits
+
+    def activated(self, activation, limit: int) -> list[ActivatedEntity]:
+        """The ``limit`` best activated entities: by level, then score, then id."""
+        if activation is None:
+            return []
+        graph, idx = self.index.graph, self.index
+        active = activation.active
+        scores, levels, via = activation.lookup(active)
+        order = np.lexsort((active, -scores, levels))
+        out = []
+        for i in order[:limit].tolist():
+            s = int(via[i])
+            sentence = graph.sentences[s] if s >= 0 else None
+            passage = idx.passage_ids[int(graph.sentence_passage[s])] if s >= 0 else None
+            out.append(ActivatedEntity(graph.entity_names[int(active[i])], round(float(scores[i]), 6), int(levels[i]),
+                                       sentence, passage))
+        return out
