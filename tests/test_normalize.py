@@ -1,6 +1,6 @@
 import pytest
 
-from linearrag.language import detect_language
+from linearrag.lang import detect_language
 from linearrag.errors import CorpusError
 from linearrag.normalize import is_dropped_label, is_usable_entity, normalize_entity
 

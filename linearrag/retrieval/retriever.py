@@ -14,10 +14,10 @@ import numpy as np
 
 from ..aliases import Aliases, check_unchanged
 from ..analysis import Analyzer, Mention, NameCandidate
-from ..embeddings import Encoder, load_query_encoder, query_precision_default
+from ..encoders import Encoder, load_query_encoder, query_precision_default
 from ..errors import ModelMismatchError, ParameterError
-from ..language import query_language_warning
-from ..lexical import EnglishTokenizer, Postings
+from ..lang import query_language_warning
+from ..lexical import Postings
 from ..store import Index, load_index
 from .approx import ApproxSpace
 from .exact import ExactSpace
@@ -72,20 +72,21 @@ class Retriever:
             meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"), threads=threads,
             query_precision=query_precision)
         _check_models(index, self.analyzer, self.encoder)
+        self.language = self.analyzer.language
         self.aliases = Aliases.from_meta(meta.get("aliases"))
         check_unchanged(self.aliases, index.path)
         # Nothing here reads the corpus: the exact space's matrices are made on first use.
         self.entity_lookup = index.entity_lookup
         self.postings = Postings.open(index.data_dir, len(index.passage_ids))   # a damaged one fails here
-        self._tokenizer = EnglishTokenizer() if index.language == "en" else None
         self.documents = is_document_index(meta)
         self.sample = Sample(index)   # fixed rows for the similarity background (similarity=calibrated)
         self.best_sentences = BestSentences(index.graph, index.sentence_emb)
         parts = (index, self.postings, self.sample, self.best_sentences, self.documents)
         self.exact, self.approx = ExactSpace(*parts), ApproxSpace(*parts)
-        self.output = Output(index, self.entity_lookup, self.aliases.canonical, index.language == "en", self.documents)
+        self.output = Output(index, self.entity_lookup, self.aliases.canonical, self.language.whole_word_titles,
+                             self.documents)
         if warm:   # for a process that answers many queries: one-off costs paid now
-            getattr(self.encoder, "warm", lambda: None)()
+            self.encoder.warm()
             self.analyze_queries(["warm-up"])   # the first call pays the rest (lazy weights, caches)
 
     def uses_ann(self, params: RetrievalParams) -> bool:
@@ -100,7 +101,7 @@ class Retriever:
     def from_path(cls, path: str | Path, params: RetrievalParams | None = None, threads: int | None = 1,
                   query_precision: str | None = None) -> Retriever:
         """Load the index at ``path`` and its models. ``threads``: torch threads (None = torch's
-        default); ``query_precision``: see ``embeddings.load_query_encoder``."""
+        default); ``query_precision``: see ``encoders.load_query_encoder``."""
         return cls(load_index(path), params, threads=threads, query_precision=query_precision)
 
     # ---- public API -------------------------------------------------------------------
@@ -128,19 +129,16 @@ class Retriever:
         mentions = [[m for sent in d.mentions for m in sent] for d in docs]
         t_ner = (time.perf_counter() - t0) * 1000 / len(texts)
         t0 = time.perf_counter()
-        if self._tokenizer is not None:
-            tokens = self._tokenizer(texts)
-            t_tok = (time.perf_counter() - t0) * 1000 / len(texts)
-        else:  # Japanese BM25 tokens come from the GiNZA pass itself: "tokens" is that pass's time
-            tokens = [d.tokens for d in docs]
-            t_tok = t_ner
+        tokens = self.language.bm25_tokens(texts, docs)
+        # where BM25 tokens come from the NER pass itself (Japanese), "tokens" is that pass's time
+        t_tok = t_ner if self.language.tokens_from_analysis else (time.perf_counter() - t0) * 1000 / len(texts)
         t0 = time.perf_counter()
         # Each query with its mentions (names are embedded as queries). An encoder whose texts
         # share activation scales within a call (int8) gets one call per query, so that a query's
         # vectors never depend on the other queries of a batch; the others one call for all.
         groups = [[text, *(m.surface for m in ms if m.key not in self.entity_lookup)]
                   for text, ms in zip(texts, mentions)]
-        if getattr(self.encoder, "texts_independent", True):
+        if self.encoder.texts_independent:
             flat = self.encoder.encode([t for g in groups for t in g], role="query")
             bounds = np.cumsum([0, *map(len, groups)])
             encoded = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
@@ -174,7 +172,7 @@ class Retriever:
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
         self.output.check_finite(row_scores)
         parts = ANALYSIS_PARTS[params.mode]
-        if self._tokenizer is None and "ner" in parts:   # Japanese: one GiNZA pass gives both
+        if self.language.tokens_from_analysis and "ner" in parts:   # one pass gives both
             parts = tuple(p for p in parts if p != "tokens")
         timings["total"] = sum(timings[part] for part in parts) + timings["retrieval"]
         return QueryResult(

@@ -3,7 +3,7 @@
 A passage's vector averages everything it says, so a passage that is *about* the query's topic
 can outrank the one passage with the *sentence* that answers it. The index already stores a
 vector for every bridge sentence (two or more entities; read in its passage's context:
-index_embeddings.py), so the best of those cosines costs one product per query and nothing at
+encoders/tri_graph.py), so the best of those cosines costs one product per query and nothing at
 build time. ``RetrievalParams.sentence_voter`` weighs it against the passage cosine.
 
 Passages hold consecutive sentences (``passage_sentences`` offsets), so per-passage maxima are

@@ -7,7 +7,6 @@
   the model's window, and ``in_context=False`` embed the sentence alone.
   Only *bridge* sentences (two or more entities) are embedded: a sentence with fewer cannot
   carry activation from one entity to another, so its σ_q is never needed (its row is zero).
-* Entity names: alone, in larger batches (they are a few tokens long); identical strings once.
 """
 
 from __future__ import annotations
@@ -16,16 +15,15 @@ import time
 
 import numpy as np
 
-from .embeddings import Encoder
-from .progress import bar
-
-CHUNK = 256
+from ..progress import bar
+from .base import CHUNK, Encoder, encode_unique
 
 
 def embed_tri_graph(encoder: Encoder, passage_texts: list[str], sentence_spans: list[list[tuple[int, int]]],
-                    sentences: list[str], bridge: np.ndarray, entity_names: list[str], batch_size: int,
-                    progress: bool, in_context: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
-    """Return (passage [P, d], sentence [S, d], entity [E, d]) float32 unit vectors and seconds per part.
+                    sentences: list[str], bridge: np.ndarray, batch_size: int,
+                    progress: bool, in_context: bool = True) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Return (passage [P, d], sentence [S, d]) float32 unit vectors and seconds per part (entity
+    names are embedded once per index generation: ``Encoder.encode_names``).
 
     ``sentence_spans[p]`` are the character spans of passage p's sentences in its text, in
     the global sentence order; ``bridge`` is a boolean mask over sentences.
@@ -61,27 +59,7 @@ def embed_tri_graph(encoder: Encoder, passage_texts: list[str], sentence_spans: 
     t0 = time.perf_counter()
     if not use_context:
         pending = np.flatnonzero(bridge).tolist()
-    _encode_into(encoder, [sentences[s] for s in pending], sentence_emb, pending, batch_size, "embed sentences",
-                 progress)
+    encode_unique(encoder, [sentences[s] for s in pending], sentence_emb, pending, batch_size, "embed sentences",
+                  progress)
     timings["embed_sentences"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    entity_emb = np.zeros((len(entity_names), dim), dtype=np.float32)
-    _encode_into(encoder, entity_names, entity_emb, list(range(len(entity_names))), batch_size * 4,
-                 "embed entities", progress)
-    timings["embed_entities"] = time.perf_counter() - t0
-    return passage_emb, sentence_emb, entity_emb, timings
-
-
-def _encode_into(encoder: Encoder, texts: list[str], out: np.ndarray, rows: list[int], batch_size: int,
-                 desc: str, progress: bool) -> None:
-    """Embed ``texts`` into ``out[rows]``; identical strings once, longest first."""
-    where: dict[str, list[int]] = {}
-    for text, row in zip(texts, rows):
-        where.setdefault(text, []).append(row)
-    unique = sorted(where, key=len, reverse=True)
-    with bar(len(unique), desc, progress) as pbar:
-        for start in range(0, len(unique), CHUNK * 4):
-            chunk = unique[start:start + CHUNK * 4]
-            for text, vec in zip(chunk, encoder.encode(chunk, batch_size=batch_size)):
-                out[where[text]] = vec
-            pbar.update(len(chunk))
+    return passage_emb, sentence_emb, timings
