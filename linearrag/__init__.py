@@ -10,12 +10,12 @@ Names are imported on first use, so that a command can set thread limits before 
 import importlib
 
 _EXPORTS = {
-    "BuildConfig": ".build", "build_index": ".build",
+    "BuildConfig": ".index.config", "build_index": ".index.writer",
     "Passage": ".corpus", "load_corpus": ".corpus",
     "CorpusError": ".errors", "IndexFormatError": ".errors", "LinearRAGError": ".errors",
     "ModelMismatchError": ".errors", "ParameterError": ".errors",
     "QueryResult": ".retrieval", "RetrievalParams": ".retrieval", "Retriever": ".retrieval", "preset": ".retrieval",
-    "Index": ".store", "load_index": ".store", "IndexWriter": ".writer",
+    "Index": ".index.store", "load_index": ".index.store", "IndexWriter": ".index.writer",
 }
 
 __all__ = sorted(_EXPORTS)

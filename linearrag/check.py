@@ -13,9 +13,9 @@ from typing import Any
 from .errors import IndexFormatError
 from .files import sha256_file
 from .lexical import Postings
-from .merge import natural_key
-from .segment import Segment
-from .store import load_index, read_manifest
+from .index.merge import natural_key
+from .index.segment import Segment
+from .index.store import load_index, read_manifest
 
 
 def check_index(path: str | Path) -> dict[str, Any]:

@@ -21,12 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import posixpath
 import re
-from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import unquote
 
+from .passage import HEADING_SEPARATOR, Passage, resolve_links
 from .errors import CorpusError
 from .jsonl import jsonl_lines
 from .formats import notebook_markdown, read_html, read_pdf
@@ -45,57 +43,11 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIX = ".pdf"
 DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, NOTEBOOK_SUFFIX, *HTML_SUFFIXES, PDF_SUFFIX)
-HEADING_SEPARATOR = " › "
 # The largest document (or record text) read by default: a few MB of one-line text build in
 # minutes; a larger file needs --max-file-mb (NER runs at ~0.1 MB/s on 2 cores).
 DEFAULT_MAX_FILE_MB = 20
 _CHUNK_PREFIX = re.compile(r"^\s*(\d+):")
 _BLANK_LINES = re.compile(r"\n\s*\n")
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One retrievable unit: a stable id, a title (may be empty) and the text.
-
-    ``title_is_name``: the title names the passage's subject (a record's title) and is an
-    entity of it; a file path is not. ``title_in_text``: the title is read with the text
-    even when it is no name (a Markdown heading path). ``ner_text``: the text as NER sees
-    it, same length as ``text`` (code blanked), None = the text. ``terms``: extra entities
-    of the passage as ``(surface, label)``: ``HEADING`` (about the whole passage, like a
-    title) or ``CODE`` (an identifier, linked to the sentences that contain it). ``links``:
-    links to other documents of the corpus as (visible text, the document's title), once
-    resolved by :func:`resolve_links` (raw (text, target) pairs before).
-    """
-
-    id: str
-    title: str
-    text: str
-    title_is_name: bool = True
-    title_in_text: bool = False
-    ner_text: str | None = None
-    terms: tuple[tuple[str, str], ...] = ()
-    links: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def _prefix(self) -> str:
-        if self.title and (self.title_is_name or self.title_in_text) and not self.text.startswith(self.title):
-            return f"{self.title}\n"
-        return ""
-
-    @property
-    def full_text(self) -> str:
-        """What the embeddings see: the title, then the text."""
-        return self._prefix + self.text
-
-    @property
-    def analysis_text(self) -> str:
-        """What NER sees: like :attr:`full_text`, with code blanked (same length and offsets)."""
-        return self._prefix + (self.ner_text if self.ner_text is not None else self.text)
-
-    @property
-    def title_line(self) -> bool:
-        """True when the analysed text starts with the title on a line of its own."""
-        return bool(self._prefix)
 
 
 def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
@@ -285,47 +237,6 @@ def _section_passages(file: Path, rel: str, sections: list, max_chars: int) -> l
     return passages
 
 
-def resolve_links(passages: list[Passage]) -> list[Passage]:
-    """Turn each passage's raw links (visible text, target) into links to documents of the
-    corpus: (visible text, the target document's title). A relative path (``../b.md#part``,
-    ``b``, ``guide/``) resolves against the linking file; a wiki link ``[[Name]]`` matches a
-    document title or file name. Links to anything else (web pages, missing files) are dropped."""
-    doc_title: dict[str, str] = {}
-    by_name: dict[str, str] = {}
-    for p in passages:
-        doc = p.id.rsplit("#", 1)[0]
-        if doc not in doc_title:
-            doc_title[doc] = p.title.split(HEADING_SEPARATOR)[0]
-            by_name.setdefault(doc_title[doc].casefold(), doc_title[doc])
-            by_name.setdefault(Path(doc).stem.casefold(), doc_title[doc])
-    out = []
-    for p in passages:
-        if not p.links:
-            out.append(p)
-            continue
-        doc = p.id.rsplit("#", 1)[0]
-        resolved = []
-        for text, target in p.links:
-            title = (by_name.get(target[5:].strip().casefold()) if target.startswith("wiki:")
-                     else _resolve_path(doc, target, doc_title))
-            if title and title != doc_title[doc]:
-                resolved.append((text, title))
-        out.append(replace(p, links=tuple(dict.fromkeys(resolved))))
-    return out
-
-
-def _resolve_path(doc: str, target: str, doc_title: dict[str, str]) -> str | None:
-    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) or target.startswith(("#", "//")):
-        return None   # a URL, mailto: or an in-page anchor
-    base = "" if target.startswith("/") else posixpath.dirname(doc)   # "/x": from the input root (Sphinx :doc:)
-    path = posixpath.normpath(posixpath.join(base, unquote(target.lstrip("/").split("#", 1)[0])))
-    for candidate in (path, f"{path}.md", f"{path}/index.md", f"{path}.rst", f"{path}/index.rst", f"{path}.html",
-                      f"{path}/index.html"):
-        if candidate in doc_title:
-            return doc_title[candidate]
-    return None
-
-
 def _merge_paragraphs(paragraphs: list, max_chars: int) -> list[list]:
     """Consecutive paragraphs ``(text, …)`` merged into chunks of at most ``max_chars``
     characters; a longer paragraph is first cut into pieces that fit (at line breaks, sentence
@@ -417,13 +328,3 @@ def _check_unique_ids(path: Path, passages: list[Passage]) -> None:
         if p.id in seen:
             raise CorpusError(f"{path}: duplicate passage id {p.id!r}; ids must be unique")
         seen.add(p.id)
-
-
-def fingerprint(passages: list[Passage]) -> str:
-    """A SHA-256 over ids, titles and texts: identifies the exact input of a build."""
-    h = hashlib.sha256()
-    for p in passages:
-        for part in (p.id, p.title, p.text):
-            h.update(part.encode("utf-8"))
-            h.update(b"\x00")
-    return h.hexdigest()

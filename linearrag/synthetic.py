@@ -31,8 +31,8 @@ import scipy.sparse as sp
 
 from .ann import build_ann
 from .files import save_array, write_key_table, write_strings
-from .segment import Segment
-from .store import (ENTITY_ANN, PASSAGE_ANN, VECTOR_DTYPE, Index, commit, file_table, write_graph_extras)
+from .index.segment import Segment
+from .index.store import (ENTITY_ANN, PASSAGE_ANN, VECTOR_DTYPE, Index, commit, file_table, write_graph_extras)
 
 K1, B = 1.5, 0.75
 
@@ -79,7 +79,7 @@ def _split(n_passages: int, p0: int) -> list[int]:
     return [p0] * (reps - 1) + [n_passages - p0 * (reps - 1)]
 
 
-def _stack(indptr0, indices0, data0, sizes, colmaps, row_offsets=None):
+def _stack(indptr0, indices0, data0, sizes, colmaps):
     """Rows [0, n_r) of a CSR source per replica, columns mapped: (indptr, indices, data)."""
     ind_parts, dat_parts, len_parts = [], [], []
     for n_r, cmap in zip(sizes, colmaps):
@@ -124,12 +124,37 @@ def _write_vectors(path: Path, source: np.ndarray, sizes: list[int], row_starts:
     del out
 
 
+def _write_entity_vectors(path: Path, source_emb, origin_entity: np.ndarray, origin_replica: np.ndarray,
+                          noise: float, rng) -> None:
+    """Each entity's vector: its origin's, with noise for a copy in a later replica."""
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=VECTOR_DTYPE, shape=(len(origin_entity), source_emb.shape[1]))
+    for s in range(0, len(origin_entity), 65536):
+        e, r = origin_entity[s:s + 65536], origin_replica[s:s + 65536]
+        block = np.asarray(source_emb[e], dtype=np.float32)
+        moved = r > 0
+        if moved.any():
+            block[moved] = _noisy(block[moved], noise, rng)
+        out[s:s + len(block)] = block
+    out.flush()
+    del out
+
+
+def _write_passage_strings(gdir: Path, source: Index, sizes: list[int], s_sizes: list[int]) -> None:
+    """Passage ids, titles and texts and the sentences of every replica (ids and titles marked ~r)."""
+    write_strings(gdir, "passage_ids", (source.passage_ids[p] + (f"~{r}" if r else "")
+                                        for r, n in enumerate(sizes) for p in range(n)))
+    write_strings(gdir, "passage_titles", (source.passage_titles[p] + (f" ~{r}" if r else "")
+                                           for r, n in enumerate(sizes) for p in range(n)))
+    write_strings(gdir, "passage_texts", (source.passage_texts[p] for n in sizes for p in range(n)))
+    write_strings(gdir, "sentences", (source.graph.sentences[s] for n in s_sizes for s in range(n)))
+
+
 def replicate(source: Index, out_dir: Path, n_passages: int, hub_df: int | None = None, noise: float = 0.25,
               seed: int = 0, threads: int = 2, log: Callable[[str], None] = lambda s: None) -> dict:
     """Write an index of ``n_passages`` replicated from ``source`` into the new directory
     ``out_dir`` (one committed generation); returns the source's and the result's statistics."""
     g = source.graph
-    p0, s0, e0 = g.n_passages, g.n_sentences, g.n_entities
+    p0, e0 = g.n_passages, g.n_entities
     hub_df = hub_df or max(2, math.ceil(0.002 * p0))
     sizes = _split(n_passages, p0)
     rng = np.random.default_rng(seed)
@@ -157,16 +182,8 @@ def replicate(source: Index, out_dir: Path, n_passages: int, hub_df: int | None 
     gdir = out_dir / "g-000001"
     gdir.mkdir()
 
-    def suffix(r: int) -> str:
-        return f"~{r}" if r else ""
-
     log("strings")
-    write_strings(gdir, "passage_ids", (source.passage_ids[p] + suffix(r)
-                                        for r, n in enumerate(sizes) for p in range(n)))
-    write_strings(gdir, "passage_titles", (source.passage_titles[p] + (f" ~{r}" if r else "")
-                                           for r, n in enumerate(sizes) for p in range(n)))
-    write_strings(gdir, "passage_texts", (source.passage_texts[p] for n in sizes for p in range(n)))
-    write_strings(gdir, "sentences", (g.sentences[s] for n in s_sizes for s in range(n)))
+    _write_passage_strings(gdir, source, sizes, s_sizes)
     rare_ids = np.flatnonzero(~hubs)
     origin_entity = np.where(used < e0, used, rare_ids[(used - e0) % max(rare_ids.size, 1)] if rare_ids.size else 0)
     keys = [g.entity_keys[int(e)] + (f" ~{int(r)}" if r else "") for e, r in zip(origin_entity, origin_replica)]
@@ -185,27 +202,14 @@ def replicate(source: Index, out_dir: Path, n_passages: int, hub_df: int | None 
     log("vectors")
     _write_vectors(gdir / "passage_emb.npy", source.passage_emb, sizes, None, noise, rng)
     _write_vectors(gdir / "sentence_emb.npy", source.sentence_emb, sizes, ps0, noise, rng)
-    ent = np.lib.format.open_memmap(gdir / "entity_emb.npy", mode="w+", dtype=VECTOR_DTYPE,
-                                    shape=(n_e, source.entity_emb.shape[1]))
-    for s in range(0, n_e, 65536):
-        e, r = origin_entity[s:s + 65536], origin_replica[s:s + 65536]
-        block = np.asarray(source.entity_emb[e], dtype=np.float32)
-        moved = r > 0
-        if moved.any():
-            block[moved] = _noisy(block[moved], noise, rng)
-        ent[s:s + len(block)] = block
-    ent.flush()
-    del ent
+    _write_entity_vectors(gdir / "entity_emb.npy", source.entity_emb, origin_entity, origin_replica, noise, rng)
 
     log("BM25")
     _write_bm25(gdir, _source_tokens(source), sizes, hub_df)
 
     log("ANN indexes")
-    pe = np.load(gdir / "passage_emb.npy", mmap_mode="r")
-    build_ann(np.asarray(pe, dtype=np.float32), gdir / PASSAGE_ANN, threads=threads)
-    ee = np.load(gdir / "entity_emb.npy", mmap_mode="r")
-    build_ann(np.asarray(ee, dtype=np.float32), gdir / ENTITY_ANN, threads=threads)
-    del pe, ee
+    for vectors, ann in (("passage_emb.npy", PASSAGE_ANN), ("entity_emb.npy", ENTITY_ANN)):
+        build_ann(np.asarray(np.load(gdir / vectors, mmap_mode="r"), dtype=np.float32), gdir / ann, threads=threads)
     (gdir / "sources.json").write_text("{}", encoding="utf-8")
 
     stats = {"source": graph_statistics(_csr(g.C_data, g.C_indices, g.C_indptr, (p0, e0))),

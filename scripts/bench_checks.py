@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from linearrag import validate  # noqa: E402
 from linearrag.files import KeyTable, load_array, save_array  # noqa: E402
-from linearrag.store import load_index  # noqa: E402
+from linearrag.index.store import load_index  # noqa: E402
 
 _CSR = {"C": ("C_indptr", "C_indices", "passages", "entities"), "M": ("M_indptr", "M_indices", "sentences", "entities"),
         "CT": ("CT_indptr", "CT_indices", "entities", "passages"),

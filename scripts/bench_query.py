@@ -30,7 +30,7 @@ t0 = time.perf_counter()
 import linearrag.commands
 linearrag.commands.pin_query_threads()  # the CLI's thread settings
 from linearrag.retrieval import Retriever
-from linearrag.store import load_index
+from linearrag.index.store import load_index
 t1 = time.perf_counter()
 idx = load_index({index!r})
 t2 = time.perf_counter()

@@ -75,7 +75,7 @@ def source_index(args) -> Path:
 
 
 def generated(args, src: Path, n: int) -> Path:
-    from linearrag.store import committed_generation, load_index
+    from linearrag.index.store import committed_generation, load_index
     from linearrag.synthetic import replicate
 
     stamp = {"source": str(src.resolve()), "source_generation": committed_generation(src), "passages": n,
@@ -116,7 +116,7 @@ def preload(path: Path) -> float:
 
 def measure(path: Path, qs, warmup, models, params, warm_cache: bool = True, checked: bool = True) -> dict:
     from linearrag.retrieval import Retriever
-    from linearrag.store import load_index
+    from linearrag.index.store import load_index
 
     analyzer, encoder = models
     preload_s = preload(path) if warm_cache else None
@@ -183,7 +183,7 @@ def main() -> None:
 
     from linearrag.retrieval import RetrievalParams, Retriever
     from linearrag.retrieval.params import parse_overrides
-    from linearrag.store import load_index
+    from linearrag.index.store import load_index
 
     args.cache.mkdir(parents=True, exist_ok=True)
     log(f"cache directory: {args.cache}")

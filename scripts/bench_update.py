@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from linearrag import BuildConfig, Retriever  # noqa: E402
 from linearrag.evaluation.compare import compare  # noqa: E402
-from linearrag.writer import IndexWriter  # noqa: E402
+from linearrag.index.writer import IndexWriter  # noqa: E402
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -43,7 +43,7 @@ def _timed(fn):
     return out, round(time.perf_counter() - t0, 3)
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", default=str(ROOT.parent / "shared/benchmarks/2wiki/corpus.jsonl"))
     ap.add_argument("--questions", default=None, help="default: questions.jsonl beside the corpus")
@@ -51,7 +51,11 @@ def main() -> int:
     ap.add_argument("--workdir", default=str(ROOT / "indexes" / "bench-update"))
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
     corpus = Path(args.corpus)
     questions_file = Path(args.questions) if args.questions else corpus.parent / "questions.jsonl"
     rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -89,7 +93,7 @@ def main() -> int:
     summary, full_s = _timed(lambda: IndexWriter(full, config).build(_jsonl(work / "final.jsonl", shuffled)))
     out["full_build_s"] = full_s
     out["full_build_stages_s"] = summary["seconds"]
-    agreement, compare_s = _timed(lambda: compare(Retriever.from_path(idx), Retriever.from_path(full), questions))
+    agreement, out["compare_s"] = _timed(lambda: compare(Retriever.from_path(idx), Retriever.from_path(full), questions))
     out["agreement"] = agreement.to_dict()
     out["identical_within_1e-6"] = agreement.identical(1e-6)
 

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from linearrag import Retriever  # noqa: E402
 from linearrag.check import check_index  # noqa: E402
-from linearrag.corpus import Passage, fingerprint  # noqa: E402
-from linearrag.store import load_index  # noqa: E402
+from linearrag.passage import Passage, fingerprint  # noqa: E402
+from linearrag.index.store import load_index  # noqa: E402
 
 CORPUS = ROOT / "examples" / "2wiki-sample" / "corpus.jsonl"
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))
@@ -108,7 +108,7 @@ def race(work: Path, seconds: float) -> dict:
     rows = {json.loads(line)["id"]: line for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()}
     script = (
         "import json, random, sys, time\n"
-        "from linearrag.writer import IndexWriter\n"
+        "from linearrag.index.writer import IndexWriter\n"
         "idx, mine, corpus, seconds = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], float(sys.argv[4])\n"
         "w = IndexWriter(idx); end = time.time() + seconds; n = 0\n"
         "while time.time() < end:\n"

@@ -40,10 +40,11 @@ sys.path.insert(0, str(ROOT))
 
 from linearrag import Retriever  # noqa: E402
 from linearrag.check import check_index  # noqa: E402
-from linearrag.corpus import Passage, fingerprint, load_corpus  # noqa: E402
+from linearrag.corpus import load_corpus
+from linearrag.passage import Passage, fingerprint  # noqa: E402
 from linearrag.errors import LinearRAGError  # noqa: E402
-from linearrag.store import current_generation, load_index, read_manifest  # noqa: E402
-from linearrag.writer import IndexWriter  # noqa: E402
+from linearrag.index.store import current_generation, load_index, read_manifest  # noqa: E402
+from linearrag.index.writer import IndexWriter  # noqa: E402
 
 CORPUS = ROOT / "examples" / "2wiki-sample" / "corpus.jsonl"
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=str(ROOT))

@@ -99,7 +99,7 @@ def test_a_damaged_model_file_is_one_clear_error(tmp_path):
 def test_an_e5_index_builds_and_answers(tmp_path):
     """The real pipeline end to end with e5: recorded in the index, used again at query time."""
     from linearrag import Retriever, build_index
-    from linearrag.build import BuildConfig
+    from linearrag.index.config import BuildConfig
 
     from .conftest import EXAMPLES
 
@@ -159,7 +159,7 @@ def test_int8_query_vectors_do_not_depend_on_other_queries(tmp_path):
     """The retriever encodes each query (with its mentions) in its own call: a batch of
     queries gives every query the vectors it gets alone, in int8 too."""
     from linearrag import Retriever, build_index
-    from linearrag.build import BuildConfig
+    from linearrag.index.config import BuildConfig
     from linearrag.encoders.e5 import int8_supported
 
     from .conftest import EXAMPLES

@@ -12,7 +12,7 @@ import pytest
 
 from linearrag import BuildConfig, Retriever, build_index, load_index
 from linearrag.evaluation.compare import compare
-from linearrag.writer import IndexWriter
+from linearrag.index.writer import IndexWriter
 
 from .conftest import EXAMPLES
 from .test_markdown_real import PAGES

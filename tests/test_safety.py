@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from linearrag.store import load_index
+from linearrag.index.store import load_index
 
 from .conftest import EXAMPLES, ROOT
 

@@ -92,7 +92,7 @@ def test_ray_local_equals_serial(corpus, serial, tmp_path):
 
 def test_a_large_add_runs_as_shards_and_equals_serial(corpus, serial, tmp_path):
     """An add of two shards or more takes the build's path (workers, staging, resume)."""
-    from linearrag.writer import IndexWriter
+    from linearrag.index.writer import IndexWriter
 
     rows = corpus.read_text(encoding="utf-8").splitlines()
     first, rest = tmp_path / "first.jsonl", tmp_path / "rest.jsonl"

@@ -19,7 +19,7 @@ import pytest
 
 from linearrag.files import is_mapped
 from linearrag.errors import IndexFormatError
-from linearrag.store import load_index
+from linearrag.index.store import load_index
 
 from .conftest import EXAMPLES, ROOT
 
@@ -161,8 +161,8 @@ def test_removal_needs_no_model_and_unknown_ids_change_nothing(idx, small_index)
 
 _KILL_AT = textwrap.dedent("""
     import os, signal, sys
-    import linearrag.store as store
-    from linearrag.writer import IndexWriter
+    import linearrag.index.store as store
+    from linearrag.index.writer import IndexWriter
     point = sys.argv[2]
     real = {"replace": store.os.replace, "manifest": store.write_durably, "global": store.write_global}
     def die(*a, **k):
@@ -172,18 +172,11 @@ _KILL_AT = textwrap.dedent("""
     elif point == "manifest":
         store.write_durably = die
     elif point == "global":
-        import linearrag.writer as w
-        w.write_global = die
-    elif point == "gc":   # the sweep after the commit (the first sweep runs when the lock is taken)
-        import linearrag.writer as w
-        calls = []
-        def sweep_then_die(path, *a):
-            calls.append(path)
-            if len(calls) > 1:
-                die()
-            real_sweep(path, *a)
-        real_sweep = w.collect_garbage
-        w.collect_garbage = sweep_then_die
+        import linearrag.index.commit as c
+        c.write_global = die
+    elif point == "gc":   # the sweep after the commit (the lock's sweep is linearrag.index.lock's)
+        import linearrag.index.commit as c
+        c.collect_garbage = die
     IndexWriter(sys.argv[1]).remove([sys.argv[3]])
 """)
 
@@ -213,7 +206,7 @@ def test_two_writers_serialise(idx, small_index):
     ids = [r["id"] for r in small_index[1]]
     hold = textwrap.dedent("""
         import sys, time
-        from linearrag.store import WriteLock
+        from linearrag.index.store import WriteLock
         with WriteLock(sys.argv[1]):
             print("locked", flush=True)
             time.sleep(float(sys.argv[2]))

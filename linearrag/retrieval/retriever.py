@@ -18,7 +18,7 @@ from ..encoders import Encoder, load_query_encoder, query_precision_default
 from ..errors import ModelMismatchError, ParameterError
 from ..lang import query_language_warning
 from ..lexical import Postings
-from ..store import Index, load_index
+from ..index.store import Index, load_index
 from .approx import ApproxSpace
 from .exact import ExactSpace
 from .linking import link_entities

@@ -14,7 +14,7 @@ import re
 import shutil
 from pathlib import Path
 
-from .errors import IndexFormatError
+from ..errors import IndexFormatError
 from .store import CURRENT, KEEP_GENERATIONS, LOCK, MANIFEST_NAME, current_generation
 
 

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .corpus import Passage, passage_sources
-from .files import save_json
+from ..corpus import passage_sources
+from ..passage import Passage
+from ..files import save_json
 
 log = logging.getLogger(__name__)
 

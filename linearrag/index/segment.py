@@ -26,14 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import AnalyzedText, Mention
-from .corpus import Passage
-from .files import load_array, read_strings, save_array, save_json, write_strings
-from .jsonl import jsonl_lines
-
-SEGMENT_FILES = ("records.jsonl", "passage_emb.npy", "sentence_rows.npy", "sentence_emb.npy",
-                 "names.bin", "names.off.npy", "names_emb.npy", "sources.json")
-
+from ..analysis import AnalyzedText, Mention
+from ..passage import Passage
+from ..files import load_array, read_strings, save_array, save_json, write_strings
+from ..jsonl import jsonl_lines
 
 def record(passage: Passage, analyzed: AnalyzedText, tokens: list[str], source: str) -> dict:
     """The stored form of one analysed passage (links raw: resolved at each commit)."""

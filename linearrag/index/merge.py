@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .aliases import Aliases
-from .corpus import fingerprint, resolve_links
-from .graph import GraphBuilder, TriGraph
-from .lexical import LexicalIndex
+from ..aliases import Aliases
+from ..passage import fingerprint, resolve_links
+from ..graph import GraphBuilder, TriGraph
+from ..lexical import LexicalIndex
+from .meta import BuildSettings
 from .segment import Segment, record_analysis, record_passage
 
 _DIGITS = re.compile(r"(\d+)")
@@ -61,17 +62,17 @@ def live_entries(segments: list[Segment], deleted: dict[str, set[str]]) -> list[
     return entries
 
 
-def merge(entries: list[tuple[Segment, int]], all_segments: list[Segment], build: dict, aliases: Aliases,
+def merge(entries: list[tuple[Segment, int]], all_segments: list[Segment], build: BuildSettings, aliases: Aliases,
           dim: int, encode: Callable[[list[str]], np.ndarray]) -> GlobalLayer:
     """Derive the global layer. ``all_segments``: every segment of the commit (names may sit
     in one without live passages); ``build`` holds the recorded build parameters; ``encode``
     embeds display names that no segment holds a vector for."""
     records = [seg.records[k] for seg, k in entries]
     passages = resolve_links([record_passage(r) for r in records])
-    builder = GraphBuilder(build["term_min_df"], build["term_max_df"], build["merge_short_names"],
+    builder = GraphBuilder(build.term_min_df, build.term_max_df, build.merge_short_names,
                            aliases.keys, aliases.names)
     for r, p in zip(records, passages):
-        title = p.title if (build["title_entities"] and p.title_is_name) else ""
+        title = p.title if (build.title_entities and p.title_is_name) else ""
         builder.add(record_analysis(r), title, p.terms, title_line=r["tl"], links=p.links)
     graph = builder.build()
 

@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .ann import VectorSearch, build_ann
-from . import validate
-from .errors import IndexFormatError
-from .files import (KeyTable, StringColumn, fsync_path, fsync_tree, load_array, load_vector_table, read_strings,
+from ..ann import VectorSearch, build_ann
+from .. import validate
+from ..errors import IndexFormatError
+from ..files import (KeyTable, StringColumn, fsync_path, fsync_tree, load_array, load_vector_table, read_strings,
                     save_array, save_json, sha256_file, write_durably, write_key_table, write_strings)
 
 FORMAT_VERSION = 3

@@ -1,0 +1,61 @@
+"""The writer's lock: one writer at a time, and what a killed writer left swept away."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from pathlib import Path
+
+from .directory import collect_garbage
+from ..errors import write_failure
+from .store import WriteLock, current_generation
+
+log = logging.getLogger(__name__)
+
+
+def remove_staging(path: Path) -> None:
+    """Remove the staged shards of builds that committed or were abandoned."""
+    for stale in path.glob("staging-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+class LockAndClean:
+    """The write lock, then a sweep of what a killed writer left (nothing else can be writing).
+    An OSError while writing (disk full, quota, file-size limit, read-only, …) leaves with the
+    partial generation removed at once and a one-line :class:`StoreWriteError`."""
+
+    def __init__(self, path: Path, wait: bool):
+        def waiting():
+            print(f"waiting for another writer of {path} to finish…", file=sys.stderr, flush=True)
+
+        self.lock, self.path = WriteLock(path, wait=wait, on_wait=waiting), path
+        self.before: str | None = None
+
+    def __enter__(self):
+        self.lock.__enter__()
+        try:
+            self.before = current_generation(self.path)
+            collect_garbage(self.path)
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if isinstance(exc, OSError):
+                committed = current_generation(self.path) != self.before
+                if not committed:
+                    self._sweep()
+                raise write_failure(exc, self.path, committed) from None
+        finally:
+            self.lock.__exit__(exc_type, exc, tb)
+
+    def _sweep(self) -> None:
+        """Remove what the failed operation wrote (its segments, global layer, staged shards)."""
+        try:
+            collect_garbage(self.path)
+            remove_staging(self.path)
+        except OSError as exc:
+            log.warning("could not remove the partial generation (%s); the next writer will", exc)
