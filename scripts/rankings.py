@@ -22,7 +22,7 @@ from linearrag.cli import run_cli
 from linearrag.questions import load_questions
 from linearrag.retrieval import RetrievalParams, Retriever
 
-MODES = ("linearrag", "dense", "bm25", "rrf")
+from linearrag.retrieval.params import MODES
 SEARCHES = ("exact", "ann")
 
 

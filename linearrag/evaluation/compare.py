@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..retrieval import RetrievalParams, Retriever
 
-MODES = ("linearrag", "dense", "bm25", "rrf")
+from ..retrieval.params import MODES
 
 
 @dataclass

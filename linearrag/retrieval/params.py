@@ -1,181 +1,165 @@
-"""Retrieval parameters: one frozen dataclass, validated, with named presets."""
+"""Retrieval parameters: one frozen dataclass, its fields grouped by the stage that reads them,
+each with its type (a ``Literal`` for a choice), its help and its rule next to it; validation,
+conversion from strings and the command-line choices are derived from those."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+import typing
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Literal
 
 from ..errors import ParameterError
 
-MODES = ("linearrag", "dense", "bm25", "rrf")
+Mode = Literal["linearrag", "dense", "bm25", "rrf"]
+Prior = Literal["dense", "hybrid"]
+Fusion = Literal["none", "rrf", "min", "auto"]
+FusionSecondary = Literal["bm25", "hybrid"]
+Siblings = Literal["walk", "prior"]
+TermFusion = Literal["same", "rrf"]
+LowercaseLinking = Literal["none", "phrases", "all"]
+Reset = Literal["normalized", "paper"]
+Propagation = Literal["max", "sum"]
+SigmaScale = Literal["absolute", "relative"]
+Similarity = Literal["raw", "calibrated"]
+Search = Literal["auto", "exact", "ann"]
+
+MODES: tuple[str, ...] = typing.get_args(Mode)
 # search=auto takes the scalable (ANN) path from this many passages up (docs/scale.md).
 ANN_MIN_PASSAGES = 50_000
+STAGES = ("output", "linking", "prior", "activation", "walk", "fusion", "selection", "search")
+
+
+def _param(default, stage: str, help: str, rule: tuple | None = None):
+    """A field: its default, the stage that reads it, its help, and (numbers) its rule as
+    (check, text)."""
+    return field(default=default, metadata={"stage": stage, "help": help, "rule": rule})
+
+
+_AT_LEAST_0 = (lambda v: v >= 0, "≥ 0")
+_AT_LEAST_1 = (lambda v: v >= 1, "≥ 1")
+_POSITIVE = (lambda v: v > 0, "> 0")
 
 
 @dataclass(frozen=True)
 class RetrievalParams:
     """Parameters of one query. Defaults are one setting for every data set, chosen by
-    scripts/sweep.py on half A of every benchmark set together (docs/benchmarks.md).
+    scripts/sweep.py on half A of every benchmark set together (docs/benchmarks.md). Each
+    field's help is its metadata (:func:`param_help`)."""
 
-    mode            linearrag (activation + PPR), dense, bm25 or rrf (BM25 + dense fusion)
-    top_k           passages returned
-    delta           δ: an entity newly reached joins the activation only with score ≥ delta
-    max_iterations  propagation steps after the seeds
-    lam             λ: weight of the dense query–passage similarity in the passage reset (eq. 7)
-    damping         d: PageRank damping (probability of following an edge)
-    passage_weight  W_p: passage reset multiplier (paper form); in the normalised form, the
-                    share of the reset mass given to passages (the rest goes to entities)
-    seed_floor      minimum cosine for a query entity to seed an index entity
-    hub_damping     exponent of the hub weight w_e = (idf_e / idf_max) ** hub_damping, which scales
-                    what an entity passes on in activation and its share of the reset; 0 = off
-    prior           passage evidence from the query alone, used in the eq. 7 reset and when there
-                    is no seed: "dense" (cosine) or "hybrid" (mean of the cosine and the BM25
-                    score divided by the query's best BM25 score)
-    fusion          how the PageRank ranking meets the lexical one: "none" (PageRank alone),
-                    "rrf" (reciprocal rank fusion with the BM25 and dense rankings, weight
-                    ``rrf_weight`` each against 1 for PageRank: the walk is one voter of three),
-                    "min" (a passage's rank is the better of its PageRank rank and
-                    ``fusion_weight`` × its BM25 rank: what lexical search is sure of is never
-                    lost, the graph fills the rest) or "auto": "min" on corpora of titled records
-                    (Wikipedia-style: a question names a title, and the walk from it is strong
-                    evidence), "rrf" on documents (files: docs, notes), where names are weaker
-                    evidence than paraphrase and the walk measured as a voter, not a leader
-    fusion_weight   the factor on the BM25 rank in "min" fusion
-    rrf_weight      the weight of the BM25 and of the dense ranking (each) against 1 for the
-                    walk in "rrf" fusion (and in ``term_fusion``)
-    sentence_voter  β ≥ 0, on documents: in "rrf" fusion (and ``term_fusion``) the dense voter ranks a
-                    passage by its cosine plus β × the best cosine of its bridge sentences (two or
-                    more entities, embedded in the passage's context; floored at 0), so a passage
-                    one of whose sentences states what the query asks gains on passages that are
-                    only about its topic. Titled records keep the passage cosine (a record's
-                    sentences all restate its title; measured slightly worse there: docs/method.md),
-                    as do rrf mode and the fallback. 0: off
-    fusion_secondary  the ranking ``min`` fusion guarantees places to: "bm25", or "hybrid" (the
-                    reciprocal rank fusion of BM25 and dense, as in rrf mode)
-    prior_rerank    γ ≥ 0: the PageRank score is multiplied by prior^γ before fusion (0 = off);
-                    helps single-hop questions, costs multi-hop ones their bridge passages
-    siblings        "prior": among the best 100 PageRank scores, passages with the same title
-                    (paragraphs of one article, chunks of one file) trade places to come in the
-                    order of the query-only prior, each title keeping the ranks it holds — the
-                    walk cannot tell siblings apart; "walk": PageRank order as is
-    term_fusion     the fusion used when every seed is a lowercase term (no name, no title in
-                    the question): "same" (as ``fusion``) or "rrf" (the graph is one voter
-                    among three: terms are weaker evidence than names)
-    evidence_seeds  m: when the query links no index entity, the entities of the m passages the
-                    query-only prior ranks best seed the walk, each scored by its idf ratio (1 for an
-                    entity of one passage, small for a hub) over the rank of the best of those passages
-                    that holds it; the walk then reaches what those passages' names and terms lead to
-                    (docs/method.md). 0: no walk, the fallback ranks by the prior's fusion
-    link_depth      linked selection (retrieval/chain.py) over the max(``link_depth``, ``top_k``)
-                    best-scored passages when the walk ran, on corpora of titled records: rank 1
-                    stays, each next rank goes to the best-scored passage whose title a passage
-                    placed above names (an entity of it, or written in its text), else to the
-                    best-scored one — the second hop follows what the first passage names.
-                    Documents stay in score order (headings are common words). 0 or 1: off
-    ngram_linking   also seed index entities (and titles) that a query n-gram names exactly
-    lowercase_linking  which English n-grams without a capitalised word may name an entity:
-                    "none", "phrases" (two or more words — "path parameter" — or an identifier —
-                    "get_current_user") or "all" (single nouns too: "lifespan"; needs terms in the index)
-    reset           "normalized" (entity and passage resets normalised separately, then mixed)
-                    or "paper" (eq. 7 added as is; the balance drifts with corpus size)
-    propagation     "max" (max-product: scores stay in [0, 1], each entity remembers its best
-                    bridging sentence) or "sum" (eq. 5 literally, clipped to [0, 1])
-    sigma_scale     "absolute": σ_q is the cosine; "relative": the cosine divided by the query's best
-                    cosine over all sentences, so δ means the same for embedders whose cosines run
-                    on different scales (MiniLM vs the multilingual USE)
-    similarity      "raw": query-side cosines as they are; "calibrated": every cosine the graph
-                    uses (σ_q, the dense prior, mention → entity linking) becomes (c − b) / (1 − b),
-                    b = the query's median cosine over a fixed sample of the index's passages
-                    (entity names for linking). Embedders whose cosines crowd near a high
-                    background (e5: median ≈ 0.76) then read on the scale the thresholds were set
-                    on (MiniLM: ≈ 0.10). Rankings by cosine alone (dense mode) do not change.
-    search          "exact": every stage over the whole corpus (dense and BM25 scores of every
-                    passage, power-iteration PageRank on the whole graph); "ann": the scalable
-                    space (retrieval/approx.py): candidates from an HNSW index and BM25 postings,
-                    activation and forward-push PageRank on what the query touches; "auto":
-                    "ann" from ``ANN_MIN_PASSAGES`` passages up, "exact" below
-    candidates      passages taken from each of the dense (ANN) and BM25 lists on the ann path
-    hub_fanout      on the ann path, an entity with more sentences (passages) than this spreads
-                    activation (its entity term of the reset) only inside the candidate passages
-    ppr_epsilon     forward-push tolerance ε on the ann path: a node is pushed while its residual
-                    is ≥ ε × its degree; the L1 error of the PageRank vector is below the residual left
-    ppr_iterations  cap on power iterations; ppr_tol stops earlier on L1 change
-    rrf_k           constant of reciprocal rank fusion
-    """
-
-    mode: str = "linearrag"
-    top_k: int = 5
-    delta: float = 0.3
-    max_iterations: int = 3
-    lam: float = 1.0
-    damping: float = 0.5
-    passage_weight: float = 0.9
-    seed_floor: float = 0.6
-    hub_damping: float = 2.0
-    prior: str = "hybrid"
-    fusion: str = "auto"
-    fusion_weight: float = 3.0
-    rrf_weight: float = 1.0
-    sentence_voter: float = 0.5
-    fusion_secondary: str = "bm25"
-    prior_rerank: float = 0.0
-    siblings: str = "prior"
-    term_fusion: str = "rrf"
-    evidence_seeds: int = 3
-    link_depth: int = 30
-    ngram_linking: bool = True
-    lowercase_linking: str = "none"
-    reset: str = "normalized"
-    propagation: str = "max"
-    sigma_scale: str = "absolute"
-    similarity: str = "calibrated"
-    search: str = "auto"
-    candidates: int = 300
-    hub_fanout: int = 2000
-    ppr_epsilon: float = 1e-5
-    ppr_iterations: int = 100
-    ppr_tol: float = 1e-5
-    rrf_k: int = 60
-    max_reported_entities: int = 50
+    # ---- output ----------------------------------------------------------------------------
+    mode: Mode = _param("linearrag", "output", "linearrag (activation + PPR), dense, bm25 or rrf (BM25 + dense fusion)")
+    top_k: int = _param(5, "output", "passages returned", _AT_LEAST_1)
+    max_reported_entities: int = _param(50, "output", "activated entities listed in a result", _AT_LEAST_0)
+    # ---- linking: query → index entities ---------------------------------------------------
+    seed_floor: float = _param(0.6, "linking", "minimum cosine for a query entity to seed an index entity",
+                               (lambda v: -1.0 <= v <= 1.0, "in [-1, 1]"))
+    ngram_linking: bool = _param(True, "linking", "also seed index entities (and titles) that a query n-gram names exactly")
+    lowercase_linking: LowercaseLinking = _param(
+        "none", "linking", 'which English n-grams without a capitalised word may name an entity: "none", "phrases" '
+        '(two or more words — "path parameter" — or an identifier — "get_current_user") or "all" (single nouns '
+        'too: "lifespan"; needs terms in the index)')
+    similarity: Similarity = _param(
+        "calibrated", "linking", '"raw": query-side cosines as they are; "calibrated": every cosine the graph uses '
+        "(σ_q, the dense prior, mention → entity linking) becomes (c − b) / (1 − b), b = the query's median cosine "
+        "over a fixed sample of the index's passages (entity names for linking). Embedders whose cosines crowd near "
+        "a high background (e5: median ≈ 0.76) then read on the scale the thresholds were set on (MiniLM: ≈ 0.10). "
+        "Rankings by cosine alone (dense mode) do not change")
+    # ---- prior: passage evidence from the query alone -------------------------------------
+    prior: Prior = _param(
+        "hybrid", "prior", "passage evidence from the query alone, used in the eq. 7 reset and when there is no "
+        'seed: "dense" (cosine) or "hybrid" (mean of the cosine and the BM25 score divided by the query\'s best '
+        "BM25 score)")
+    evidence_seeds: int = _param(
+        3, "prior", "m: when the query links no index entity, the entities of the m passages the query-only prior "
+        "ranks best seed the walk, each scored by its idf ratio (1 for an entity of one passage, small for a hub) "
+        "over the rank of the best of those passages that holds it (docs/method.md). 0: no walk, the fallback "
+        "ranks by the prior's fusion", _AT_LEAST_0)
+    # ---- activation: entities reached through bridging sentences --------------------------
+    delta: float = _param(0.3, "activation", "δ: an entity newly reached joins the activation only with score ≥ delta",
+                          (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"))
+    max_iterations: int = _param(3, "activation", "propagation steps after the seeds", _AT_LEAST_0)
+    hub_damping: float = _param(
+        2.0, "activation", "exponent of the hub weight w_e = (idf_e / idf_max) ** hub_damping, which scales what "
+        "an entity passes on in activation and its share of the reset; 0 = off", _AT_LEAST_0)
+    propagation: Propagation = _param(
+        "max", "activation", '"max" (max-product: scores stay in [0, 1], each entity remembers its best bridging '
+        'sentence) or "sum" (eq. 5 literally, clipped to [0, 1])')
+    sigma_scale: SigmaScale = _param(
+        "absolute", "activation", '"absolute": σ_q is the cosine; "relative": the cosine divided by the query\'s '
+        "best cosine over all sentences, so δ means the same for embedders whose cosines run on different scales")
+    # ---- walk: personalised PageRank over passages and entities ---------------------------
+    lam: float = _param(1.0, "walk", "λ: weight of the dense query–passage similarity in the passage reset (eq. 7)",
+                        _AT_LEAST_0)
+    damping: float = _param(0.5, "walk", "d: PageRank damping (probability of following an edge)",
+                            (lambda v: 0.0 < v < 1.0, "in (0, 1)"))
+    passage_weight: float = _param(
+        0.9, "walk", "W_p: passage reset multiplier (paper form); in the normalised form, the share of the reset "
+        "mass given to passages (the rest goes to entities)", _AT_LEAST_0)
+    reset: Reset = _param(
+        "normalized", "walk", '"normalized" (entity and passage resets normalised separately, then mixed) or '
+        '"paper" (eq. 7 added as is; the balance drifts with corpus size)')
+    ppr_iterations: int = _param(100, "walk", "cap on power iterations; ppr_tol stops earlier on L1 change", _AT_LEAST_1)
+    ppr_tol: float = _param(1e-5, "walk", "L1 change of the PageRank vector that ends the power iterations")
+    # ---- fusion: the walk's ranking meets the lexical and dense ones ----------------------
+    fusion: Fusion = _param(
+        "auto", "fusion", 'how the PageRank ranking meets the lexical one: "none" (PageRank alone), "rrf" '
+        "(reciprocal rank fusion with the BM25 and dense rankings, weight rrf_weight each against 1 for PageRank), "
+        '"min" (a passage\'s rank is the better of its PageRank rank and fusion_weight × its BM25 rank) or "auto": '
+        '"min" on corpora of titled records, "rrf" on documents (files: docs, notes)')
+    fusion_weight: float = _param(3.0, "fusion", 'the factor on the BM25 rank in "min" fusion', _POSITIVE)
+    fusion_secondary: FusionSecondary = _param(
+        "bm25", "fusion", 'the ranking "min" fusion guarantees places to: "bm25", or "hybrid" (the reciprocal rank '
+        "fusion of BM25 and dense, as in rrf mode)")
+    rrf_weight: float = _param(
+        1.0, "fusion", 'the weight of the BM25 and of the dense ranking (each) against 1 for the walk in "rrf" '
+        "fusion (and in term_fusion)", _POSITIVE)
+    rrf_k: int = _param(60, "fusion", "constant of reciprocal rank fusion", _AT_LEAST_1)
+    term_fusion: TermFusion = _param(
+        "rrf", "fusion", 'the fusion used when every seed is a lowercase term (no name, no title in the question): '
+        '"same" (as fusion) or "rrf" (the graph is one voter among three)')
+    sentence_voter: float = _param(
+        0.5, "fusion", 'β ≥ 0, on documents: in "rrf" fusion (and term_fusion) the dense voter ranks a passage by '
+        "its cosine plus β × the best cosine of its bridge sentences (floored at 0), so a passage one of whose "
+        "sentences states what the query asks gains on passages only about its topic. Titled records keep the "
+        "passage cosine, as do rrf mode and the fallback. 0: off", (lambda v: 0.0 <= v <= 100.0, "in [0, 100]"))
+    prior_rerank: float = _param(
+        0.0, "fusion", "γ ≥ 0: the PageRank score is multiplied by prior^γ before fusion (0 = off); helps "
+        "single-hop questions, costs multi-hop ones their bridge passages", (lambda v: 0.0 <= v <= 10.0, "in [0, 10]"))
+    # ---- selection: the order of the passages returned ------------------------------------
+    siblings: Siblings = _param(
+        "prior", "selection", '"prior": among the best 100 PageRank scores, passages with the same title trade '
+        "places to come in the order of the query-only prior, each title keeping the ranks it holds — the walk "
+        'cannot tell siblings apart; "walk": PageRank order as is')
+    link_depth: int = _param(
+        30, "selection", "linked selection (retrieval/chain.py) over the max(link_depth, top_k) best-scored passages "
+        "when the walk ran, on corpora of titled records: rank 1 stays, each next rank goes to the best-scored "
+        "passage whose title a passage placed above names, else to the best-scored one. Documents stay in score "
+        "order. 0 or 1: off", _AT_LEAST_0)
+    # ---- search space: exact or approximate -----------------------------------------------
+    search: Search = _param(
+        "auto", "search", '"exact": every stage over the whole corpus; "ann": the scalable space '
+        "(retrieval/approx.py): candidates from an HNSW index and BM25 postings, activation and forward-push "
+        'PageRank on what the query touches; "auto": "ann" from ANN_MIN_PASSAGES passages up, "exact" below')
+    candidates: int = _param(300, "search", "passages taken from each of the dense (ANN) and BM25 lists on the ann path",
+                             _AT_LEAST_1)
+    hub_fanout: int = _param(
+        2000, "search", "on the ann path, an entity with more sentences (passages) than this spreads activation "
+        "(its entity term of the reset) only inside the candidate passages", (lambda v: v >= 0, "≥ 0 (0: no cap)"))
+    ppr_epsilon: float = _param(
+        1e-5, "search", "forward-push tolerance ε on the ann path: a node is pushed while its residual is ≥ ε × its "
+        "degree", (lambda v: 0.0 < v < 1.0, "in (0, 1)"))
 
     def __post_init__(self) -> None:
-        checks = [
-            ("mode", self.mode in MODES, f"one of {', '.join(MODES)}"),
-            ("top_k", self.top_k >= 1, "≥ 1"),
-            ("evidence_seeds", self.evidence_seeds >= 0, "≥ 0"),
-            ("link_depth", self.link_depth >= 0, "≥ 0"),
-            ("delta", 0.0 <= self.delta <= 1.0, "in [0, 1]"),
-            ("max_iterations", self.max_iterations >= 0, "≥ 0"),
-            ("lam", self.lam >= 0.0, "≥ 0"),
-            ("damping", 0.0 < self.damping < 1.0, "in (0, 1)"),
-            ("passage_weight", self.passage_weight >= 0.0, "≥ 0"),
-            ("passage_weight", self.reset != "normalized" or self.passage_weight <= 1.0, "≤ 1 with reset=normalized"),
-            ("seed_floor", -1.0 <= self.seed_floor <= 1.0, "in [-1, 1]"),
-            ("hub_damping", self.hub_damping >= 0.0, "≥ 0"),
-            ("prior", self.prior in ("dense", "hybrid"), "'dense' or 'hybrid'"),
-            ("fusion", self.fusion in ("none", "rrf", "min", "auto"), "'none', 'rrf', 'min' or 'auto'"),
-            ("fusion_weight", self.fusion_weight > 0.0, "> 0"),
-            ("rrf_weight", self.rrf_weight > 0.0, "> 0"),
-            ("sentence_voter", 0.0 <= self.sentence_voter <= 100.0, "in [0, 100]"),
-            ("term_fusion", self.term_fusion in ("same", "rrf"), "'same' or 'rrf'"),
-            ("lowercase_linking", self.lowercase_linking in ("none", "phrases", "all"), "'none', 'phrases' or 'all'"),
-            ("reset", self.reset in ("normalized", "paper"), "'normalized' or 'paper'"),
-            ("propagation", self.propagation in ("max", "sum"), "'max' or 'sum'"),
-            ("sigma_scale", self.sigma_scale in ("absolute", "relative"), "'absolute' or 'relative'"),
-            ("similarity", self.similarity in ("raw", "calibrated"), "'raw' or 'calibrated'"),
-            ("prior_rerank", 0.0 <= self.prior_rerank <= 10.0, "in [0, 10]"),
-            ("siblings", self.siblings in ("walk", "prior"), "'walk' or 'prior'"),
-            ("fusion_secondary", self.fusion_secondary in ("bm25", "hybrid"), "'bm25' or 'hybrid'"),
-            ("search", self.search in ("auto", "exact", "ann"), "'auto', 'exact' or 'ann'"),
-            ("candidates", self.candidates >= 1, "≥ 1"),
-            ("hub_fanout", self.hub_fanout >= 0, "≥ 0 (0: no cap)"),
-            ("ppr_epsilon", 0.0 < self.ppr_epsilon < 1.0, "in (0, 1)"),
-            ("ppr_iterations", self.ppr_iterations >= 1, "≥ 1"),
-            ("rrf_k", self.rrf_k >= 1, "≥ 1"),
-            ("max_reported_entities", self.max_reported_entities >= 0, "≥ 0"),
-        ]
-        for name, ok, rule in checks:
-            if not ok:
-                raise ParameterError(f"{name} must be {rule}, got {getattr(self, name)!r}")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            choices = choices_of(f.name)
+            if choices and value not in choices:
+                raise ParameterError(f"{f.name} must be {_or(choices)}, got {value!r}")
+            rule = f.metadata.get("rule")
+            if rule and not rule[0](value):
+                raise ParameterError(f"{f.name} must be {rule[1]}, got {value!r}")
+        if self.reset == "normalized" and self.passage_weight > 1.0:
+            raise ParameterError(f"passage_weight must be ≤ 1 with reset=normalized, got {self.passage_weight!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -194,13 +178,38 @@ class RetrievalParams:
 
     def with_overrides(self, overrides: dict[str, object]) -> RetrievalParams:
         """Return a copy with ``overrides`` applied; values given as strings are converted."""
-        known = {f.name: f.type for f in fields(self)}
+        known = {f.name for f in fields(self)}
         converted = {}
         for name, value in overrides.items():
             if name not in known:
                 raise ParameterError(f"unknown parameter {name!r}; known: {', '.join(sorted(known))}")
             converted[name] = _convert(name, value, type(getattr(self, name)))
         return replace(self, **converted)
+
+
+def _hints() -> dict[str, object]:
+    return typing.get_type_hints(RetrievalParams)
+
+
+def choices_of(name: str) -> tuple[str, ...]:
+    """The values a choice parameter takes (its ``Literal``); () for a number or a flag."""
+    hint = _hints()[name]
+    return typing.get_args(hint) if typing.get_origin(hint) is Literal else ()
+
+
+def param_help() -> dict[str, list[tuple[str, str]]]:
+    """Stage → [(name, "help (default …; choices …)")], in the order the fields are written."""
+    out: dict[str, list[tuple[str, str]]] = {stage: [] for stage in STAGES}
+    for f in fields(RetrievalParams):
+        choices = choices_of(f.name)
+        extra = f"default {f.default!r}" + (f"; one of {', '.join(choices)}" if choices else "")
+        out[f.metadata["stage"]].append((f.name, f"{f.metadata['help']} ({extra})"))
+    return out
+
+
+def _or(choices: tuple[str, ...]) -> str:
+    quoted = [repr(c) for c in choices]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 def _convert(name: str, value: object, kind: type) -> object:
