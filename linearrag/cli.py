@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import os
 import sys
@@ -33,6 +34,25 @@ def write_html(target: str, page: str) -> None:
             f.write(page)
     except OSError as exc:
         raise ParameterError(f"cannot write {target} ({exc.strerror}); choose another --html path") from None
+
+
+def output_options(parser, default_format: str, html: bool) -> None:
+    """--format, --html (where the command has an HTML view) and --quiet."""
+    parser.add_argument("--format", choices=["json", "text"], default=default_format)
+    if html:
+        parser.add_argument("--html", metavar="OUT.html", default=None,
+                            help="also write an HTML view ('-': stdout instead)")
+    parser.add_argument("--quiet", action="store_true")
+
+
+def emit(args, result, view: Callable[[dict], str] | None = None) -> int:
+    """``result`` as JSON or text on stdout, and its HTML view where --html asks for it."""
+    if view is not None and args.html is not None:
+        write_html(args.html, view(result.to_dict()))
+        if args.html == "-":
+            return 0
+    print(result.format_text() if args.format == "text" else json.dumps(result.to_dict(), ensure_ascii=False))
+    return 0
 
 
 def run_cli(main: Callable[[], int | None]) -> None:

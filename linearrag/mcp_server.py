@@ -24,14 +24,15 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 from typing_extensions import TypedDict
 
-from .build import BuildConfig
+from . import api
 from .corpus import within
-from .writer import IndexWriter
 from .errors import LinearRAGError
 from .explain.overview import Overview
 from .explain.paths import PathResult
+from .index.config import BuildConfig
+from .index.store import committed_generation
+from .index.writer import IndexWriter
 from .retrieval import QueryResult, RetrievalParams, Retriever
-from .store import committed_generation, load_index, read_meta
 
 log = logging.getLogger(__name__)
 
@@ -144,9 +145,7 @@ class RetrieverPool:
         """The index directory a tool names (checked against the server's roots), else the default."""
         if index is not None:
             return str(self.jail.path(index, "index").resolve())
-        if not self.default_index:
-            raise ToolError("no index given: pass `index`, or start the server with --index DIR")
-        return str(Path(self.default_index).resolve())
+        return str(Path(guarded(lambda: api.require_index(None, self.default_index))).resolve())
 
     def get(self, index: str | None) -> Retriever:
         key = self.path(index)
@@ -158,26 +157,10 @@ class RetrieverPool:
         return self._retrievers[key]
 
     def _load(self, key: str, previous: Retriever | None) -> Retriever:
-        if previous is not None:
-            index = load_index(key)
-            same = (index.meta["ner"] == previous.index.meta["ner"]
-                    and index.meta["embedding"] == previous.index.meta["embedding"]
-                    and index.meta["build"].get("terms") == previous.index.meta["build"].get("terms"))
-            if same:   # the models are loaded already
-                return Retriever(index, self.params, analyzer=previous.analyzer, encoder=previous.encoder)
-        return Retriever.from_path(key, self.params)
+        return api.open_retriever(key, self.params, previous=previous)
 
     def forget(self, index: str) -> None:
         self._retrievers.pop(str(Path(index).resolve()), None)
-
-
-def _params(pool: RetrievalParams, top_k: int | None, mode: str | None, params: dict[str, Any] | None):
-    overrides = dict(params or {})
-    if top_k is not None:
-        overrides["top_k"] = top_k
-    if mode is not None:
-        overrides["mode"] = mode
-    return pool.with_overrides(overrides)
 
 
 def create_server(index: str | None = None, params: RetrievalParams | None = None,
@@ -253,7 +236,8 @@ def _register_reading_tools(server: MCPServer, pool: RetrieverPool) -> None:
         (delta, max_iterations, lam, damping, ...). index: an index directory other than the default.
         Returns the same JSON as scripts/query_graph.py.
         """
-        return guarded(lambda: pool.get(index).query(question, _params(pool.params, top_k, mode, params)))
+        return guarded(lambda: api.query(pool.get(index), [question], api.query_params(pool.params, params, top_k,
+                                                                                        mode))[0])
 
     @server.tool(annotations=READ_ONLY)
     def query_batch(questions: list[str], top_k: int | None = None, mode: str | None = None,
@@ -261,49 +245,31 @@ def _register_reading_tools(server: MCPServer, pool: RetrieverPool) -> None:
         """Answer several questions at once (batched NER and embedding); `results` in the same order."""
         if not questions:
             raise ToolError("questions is empty; pass at least one question")
-        return guarded(lambda: BatchResult(pool.get(index).query_batch(
-            questions, _params(pool.params, top_k, mode, params))))
+        return guarded(lambda: BatchResult(api.query(pool.get(index), questions,
+                                                     api.query_params(pool.params, params, top_k, mode))))
 
     @server.tool(annotations=READ_ONLY)
     def index_info(index: str | None = None) -> IndexInfo:
         """Counts, models, language, build parameters and build time of an index."""
         path = pool.path(index)
-        meta = guarded(lambda: read_meta(path))
-        keys = ("language", "counts", "ner", "embedding", "build", "timings_s", "created", "input", "format_version")
-        return {"index": path, **{k: meta.get(k) for k in keys}}
+        return guarded(lambda: api.index_info(path))
 
     @server.tool(annotations=READ_ONLY)
     def explain_path(source: str, target: str, max_hops: int = 4, index: str | None = None) -> PathResult:
         """Shortest entity paths between two entities of the index (names matched as a question's
         entities are): each hop with the sentence linking it and that sentence's passage id.
         `hops` is null when the two are not connected within `max_hops`."""
-        from .explain.paths import EntityGraph, describe_paths, resolve_entity
-
         if max_hops < 1:
             raise ToolError(f"max_hops must be ≥ 1, got {max_hops}")
-
-        def run() -> PathResult:
-            retriever = pool.get(index)
-            ends = []
-            for name in (source, target):
-                e = resolve_entity(retriever, name, pool.params.seed_floor,
-                                   pool.params.similarity == "calibrated") if name.strip() else None
-                if e is None:
-                    raise ToolError(f"no entity of the index matches {name!r}; use the name as the documents write it")
-                ends.append(e)
-            return describe_paths(EntityGraph(retriever.index.graph.M), retriever.index, ends[0], ends[1], max_hops)
-
-        return guarded(run)
+        return guarded(lambda: api.entity_paths(pool.get(index), source, target, max_hops, pool.params))
 
     @server.tool(annotations=READ_ONLY)
     def overview(communities: int = 20, index: str | None = None) -> Overview:
         """The corpus at a glance, without an LLM: entity communities of the co-occurrence graph
         (Leiden), largest first, each with its size, top entities and representative passages."""
-        from .explain.overview import corpus_overview
-
         if communities < 1:
             raise ToolError(f"communities must be ≥ 1, got {communities}")
-        return guarded(lambda: corpus_overview(pool.get(index).index, max_communities=communities))
+        return guarded(lambda: api.overview(pool.get(index).index, communities))
 
 
 
@@ -331,7 +297,7 @@ def _register_writing_tools(server: MCPServer, pool: RetrieverPool, jail: Confin
         beat = asyncio.create_task(heartbeat())
         try:
             config = BuildConfig(lang=lang, max_chars=max_chars, workers=1)
-            writer = IndexWriter(target, config, roots=jail.roots)
+            writer = api.writer(target, config, roots=jail.roots)
             summary = await asyncio.to_thread(guarded, lambda: writer.build(source))
         finally:
             done.set()
@@ -344,7 +310,7 @@ def _register_writing_tools(server: MCPServer, pool: RetrieverPool, jail: Confin
     def writer_for(index: str | None) -> IndexWriter:
         key = pool.path(index)
         if key not in writers:   # keeps its models loaded for the next change
-            writers[key] = IndexWriter(key, roots=jail.roots)
+            writers[key] = api.writer(key, roots=jail.roots)
         return writers[key]
 
     def change(summary: dict) -> ChangeSummary:

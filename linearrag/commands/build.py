@@ -11,20 +11,21 @@ Examples:
 import argparse
 import json
 import sys
+from pathlib import Path
 
+from linearrag import api
 from linearrag import lang as languages
-from linearrag.build import BuildConfig
-from linearrag.corpus import DEFAULT_MAX_FILE_MB
-from linearrag.encoders.torch_env import DEVICES
 from linearrag.cli import run_cli, setup_logging
+from linearrag.corpus import DEFAULT_MAX_FILE_MB, read_utf8
+from linearrag.encoders.torch_env import DEVICES
 from linearrag.errors import CorpusError
+from linearrag.index.config import TERMS_CHOICES, BuildConfig
 from linearrag.jsonl import jsonl_lines
-from linearrag.writer import IndexWriter
 from linearrag.progress import progress_enabled
 
 
-def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The flags of ``build_graph.py`` and ``linearrag build`` (one definition for both)."""
     ap.add_argument("--input", help="directory of .txt/.md/.html/.pdf, a .jsonl or a .json corpus file "
                     "(with --update: the source to re-sync with; default the recorded one)")
     ap.add_argument("--output", required=True, help="index directory to create, replace or change")
@@ -65,15 +66,23 @@ def parse_args(argv=None):
                     help="TSV of alias<TAB>canonical names merged at index and query time (e.g. PPR<TAB>Personalized PageRank)")
     ap.add_argument("--merge-short-names", action="store_true",
                     help='a one-word name that shortens a longer one in the same passage is that entity ("Franklin")')
-    ap.add_argument("--terms", choices=["auto", "on", "off"], default="auto",
+    ap.add_argument("--terms", choices=TERMS_CHOICES, default="auto",
                     help="English noun-phrase terms as entities (auto: for documents, not for titled records)")
     ap.add_argument("--quiet", action="store_true", help="no progress bars or info logs")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(ap)
     return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    return run(parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
     setup_logging(args.quiet)
     changing = args.update or args.add or args.remove or args.remove_file or args.compact
     if not changing and not args.input:
@@ -91,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                          sentences_in_context=not args.isolated_sentences,
                          title_entities=not args.no_title_entities, terms=args.terms, merge_short_names=args.merge_short_names,
                          aliases=args.aliases)
-    writer = IndexWriter(args.output, config, progress=progress_enabled(args.quiet), wait=not args.no_wait)
+    writer = api.writer(args.output, config, progress=progress_enabled(args.quiet), wait=not args.no_wait)
     if args.update:
         summary = writer.update(args.input)
     elif args.add:
@@ -121,10 +130,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def read_ids(path: str) -> list[str]:
     """Passage ids, one per line (blank lines and lines starting with # skipped)."""
-    from pathlib import Path
-
-    from linearrag.corpus import read_utf8
-
     if not Path(path).is_file():
         raise CorpusError(f"{path}: no such file; pass a text file with one passage id per line")
     return [line.strip() for _, line in jsonl_lines(read_utf8(Path(path)))

@@ -11,19 +11,18 @@ pin_query_threads()
 import argparse
 import json
 
+from linearrag import api
 from linearrag.cli import run_cli, setup_logging
 from linearrag.errors import ParameterError
 from linearrag.evaluation import evaluate
 from linearrag.evaluation.report import markdown_report
 from linearrag.progress import progress_enabled
 from linearrag.questions import load_questions
-from linearrag.retrieval import Retriever, parse_overrides, preset
-from linearrag.retrieval.params import MODES
-from linearrag.store import load_index
+from linearrag.retrieval.params import MODES, PRESETS
 
 
-def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The flags of ``evaluate.py`` and ``linearrag evaluate`` (one definition for both)."""
     ap.add_argument("--index", required=True)
     ap.add_argument("--questions", required=True, help="questions.jsonl (benchmark layout) or LinearRAG questions.json")
     ap.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, from {', '.join(MODES)}")
@@ -31,14 +30,22 @@ def parse_args(argv=None):
     ap.add_argument("--limit", type=int, default=None, help="evaluate the first N questions only")
     ap.add_argument("--output", default=None, help="write the raw rankings (one JSON line per question and mode)")
     ap.add_argument("--report", choices=["json", "md"], default="json")
-    ap.add_argument("--preset", default="default")
-    ap.add_argument("--param", action="append", metavar="NAME=VALUE")
+    ap.add_argument("--preset", default="default", choices=list(PRESETS))
+    ap.add_argument("--param", action="append", metavar="NAME=VALUE", help="override a retrieval parameter")
     ap.add_argument("--quiet", action="store_true")
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(ap)
     return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    return run(parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
     setup_logging(args.quiet)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
@@ -48,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         raise ParameterError("--top-k must be at least 10 (Recall@10 needs ten passages)")
     if args.limit is not None and args.limit < 1:
         raise ParameterError("--limit must be at least 1")
-    params = preset(args.preset).with_overrides(parse_overrides(args.param))
+    params = api.query_params(args.preset, args.param)
     questions = load_questions(args.questions)[: args.limit]
-    retriever = Retriever(load_index(args.index), params)
+    retriever = api.open_retriever(args.index, params)
     report = evaluate(retriever, questions, modes, top_k=args.top_k, params=params, run_file=args.output,
                       progress=progress_enabled(args.quiet))
     report["questions_file"] = args.questions
