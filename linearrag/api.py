@@ -56,8 +56,7 @@ def open_retriever(index: str | Path, params: RetrievalParams | None = None, thr
 
 
 def _same_models(a: Index, b: Index) -> bool:
-    return (a.meta["ner"] == b.meta["ner"] and a.meta["embedding"] == b.meta["embedding"]
-            and a.meta["build"].get("terms") == b.meta["build"].get("terms"))
+    return a.info.ner == b.info.ner and a.info.embedding == b.info.embedding and a.info.build.terms == b.info.build.terms
 
 
 def query(retriever: Retriever, questions: Sequence[str], params: RetrievalParams) -> list[QueryResult]:

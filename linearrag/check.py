@@ -55,11 +55,11 @@ def check_index(path: str | Path) -> dict[str, Any]:
     if sorted(live, key=natural_key) != index.passage_ids.tolist():
         raise IndexFormatError(f"{path}: the passages of the segments and of the global layer differ; "
                                "rebuild the index")
-    meta = index.meta
+    info = index.info
     return {
-        "index": str(path), "ok": True, "generation": manifest["generation"], "language": meta["language"],
-        "passages": meta["counts"]["passages"], "sentences": meta["counts"]["sentences"],
-        "entities": meta["counts"]["entities"], "segments": len(manifest["segments"]),
+        "index": str(path), "ok": True, "generation": manifest["generation"], "language": info.language,
+        "passages": info.counts["passages"], "sentences": info.counts["sentences"],
+        "entities": info.counts["entities"], "segments": len(manifest["segments"]),
         "deleted_passages": sum(len(s["deleted"]) for s in manifest["segments"]),
         "files_checked": checked, "bytes_checked": size,
     }

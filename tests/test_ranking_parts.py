@@ -240,7 +240,10 @@ def test_improved_entity_reports_the_sentence_behind_its_score():
 
 def test_fusion_auto_follows_the_corpus_kind():
     from linearrag.retrieval.params import RetrievalParams
-    from linearrag.retrieval.retriever import is_document_index
+    from linearrag.index.meta import BuildSettings
+
+    def is_document_index(meta):
+        return BuildSettings.from_dict(meta.get("build", {})).corpus == "documents"
 
     assert RetrievalParams().fusion_for(documents=True) == "rrf"
     assert RetrievalParams().fusion_for(documents=False) == "min"

@@ -40,6 +40,8 @@ class BuildSettings:
         if "workers" in d:
             values["shard_workers"] = d["workers"]
         values["terms"] = bool(values.get("terms", False))
+        if "corpus" not in d:   # indexes from before it was recorded: --terms auto decided the same way
+            values["corpus"] = "documents" if values["terms"] else "records"
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:

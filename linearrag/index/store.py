@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from ..ann import VectorSearch, build_ann
 from .. import validate
 from ..errors import IndexFormatError
+from .meta import IndexMeta
 from ..files import (KeyTable, StringColumn, fsync_path, fsync_tree, load_array, load_vector_table, read_strings,
                     save_array, save_json, sha256_file, write_durably, write_key_table, write_strings)
 
@@ -119,6 +120,11 @@ class Index:
     @property
     def language(self) -> str:
         return self.meta["language"]
+
+    @cached_property
+    def info(self) -> IndexMeta:
+        """The metadata, typed (:mod:`linearrag.index.meta`)."""
+        return IndexMeta.from_dict(self.meta)
 
     @property
     def size(self) -> int:

@@ -61,24 +61,22 @@ class Retriever:
                  warm: bool = True, query_precision: str | None = None):
         self.index = index
         self.params = params or RetrievalParams()
-        meta = index.meta
+        info = index.info
         query_precision = query_precision_default(query_precision)   # a bad setting fails before the models load
         # The tagger (part-of-speech tags for terms) only where the index has terms: it costs
         # query time, and without terms no lowercase single word can name an entity anyway.
-        self.analyzer = analyzer or Analyzer(meta["language"], meta["ner"]["model"],
-                                             terms=bool(meta.get("build", {}).get("terms", False)))
+        self.analyzer = analyzer or Analyzer(info.language, info.ner.model, terms=info.build.terms)
         # query_precision (None: $LINEARRAG_QUERY_PRECISION or "auto"): see load_query_encoder
-        self.encoder = encoder or load_query_encoder(
-            meta["embedding"]["model"], precision=meta["embedding"].get("precision", "fp32"), threads=threads,
-            query_precision=query_precision)
+        self.encoder = encoder or load_query_encoder(info.embedding.model, precision=info.embedding.precision,
+                                                     threads=threads, query_precision=query_precision)
         _check_models(index, self.analyzer, self.encoder)
         self.language = self.analyzer.language
-        self.aliases = Aliases.from_meta(meta.get("aliases"))
+        self.aliases = Aliases.from_meta(info.aliases)
         check_unchanged(self.aliases, index.path)
         # Nothing here reads the corpus: the exact space's matrices are made on first use.
         self.entity_lookup = index.entity_lookup
         self.postings = Postings.open(index.data_dir, len(index.passage_ids))   # a damaged one fails here
-        self.documents = is_document_index(meta)
+        self.documents = info.build.corpus == "documents"
         self.sample = Sample(index)   # fixed rows for the similarity background (similarity=calibrated)
         self.best_sentences = BestSentences(index.graph, index.sentence_emb)
         parts = (index, self.postings, self.sample, self.best_sentences, self.documents)
@@ -199,29 +197,18 @@ class Retriever:
         return Linked(seeds, entities, covered)
 
 
-def is_document_index(meta: dict) -> bool:
-    """Whether the index holds documents (files: docs, notes) rather than titled records
-    (``build.corpus``; indexes from before it was recorded: whether terms were indexed, which
-    ``--terms auto`` decided the same way)."""
-    build = meta.get("build", {})
-    if "corpus" in build:
-        return build["corpus"] == "documents"
-    return bool(build.get("terms", False))
-
-
 def _check_models(index: Index, analyzer: Analyzer, encoder: Encoder) -> None:
-    meta = index.meta
-    if meta["ner"].get("version") != analyzer.model_version:
+    ner, embedding = index.info.ner, index.info.embedding
+    if ner.version != analyzer.model_version:
         raise ModelMismatchError(
-            f"{index.path}: built with {meta['ner']['model']} {meta['ner'].get('version')}, "
+            f"{index.path}: built with {ner.model} {ner.version}, "
             f"installed is {analyzer.model_version}; rebuild the index or install the same model version")
-    english = meta["ner"].get("english_model")
+    english = ner.english_model
     if english and analyzer.english_model and english["version"] != analyzer.english_model[1]:
         raise ModelMismatchError(
             f"{index.path}: built with {english['model']} {english['version']} for English sentences, "
             f"installed is {analyzer.english_model[1]}; rebuild the index or install the same model version")
-    if meta["embedding"].get("dim") != encoder.dim or meta["embedding"].get("version") != encoder.version:
+    if embedding.dim != encoder.dim or embedding.version != encoder.version:
         raise ModelMismatchError(
-            f"{index.path}: built with embedding model {meta['embedding']['model']} "
-            f"({meta['embedding'].get('version')}, dim {meta['embedding'].get('dim')}), installed gives "
-            f"{encoder.version}, dim {encoder.dim}; rebuild the index or install the same model")
+            f"{index.path}: built with embedding model {embedding.model} ({embedding.version}, dim {embedding.dim}), "
+            f"installed gives {encoder.version}, dim {encoder.dim}; rebuild the index or install the same model")
