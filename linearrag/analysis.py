@@ -82,7 +82,7 @@ class Analyzer:
     """Wraps the spaCy pipeline of one language (``lang``: a code of :data:`linearrag.lang.LANGUAGES`)."""
 
     def __init__(self, lang: str, model: str | None = None, terms: bool = True):
-        import spacy
+        import spacy   # deferred: spaCy takes seconds to import
 
         self.lang = lang
         self.language = languages.get(lang)
@@ -167,7 +167,7 @@ class Analyzer:
         English sentences), and its version; None when the language has none."""
         if self.language.second_language is None:
             return None
-        import spacy.util
+        import spacy.util   # deferred: spaCy takes seconds to import
 
         name = languages.get(self.language.second_language).spacy_model
         return name, str(spacy.util.get_package_version(name) or "unknown")
@@ -217,7 +217,7 @@ def _numpy_products(nlp) -> None:
     GiNZA query pass 41 → 26 ms and an English one 7.1 → 5.6 ms (interleaved, same process).
     Same models, same entities and tags: checked on 2,860 benchmark questions and 1,000 2wiki
     passages (tests/test_build_real.py keeps a check)."""
-    from thinc.api import NumpyOps
+    from thinc.api import NumpyOps   # deferred: spaCy's stack takes seconds to import
 
     ops = NumpyOps(use_blis=False)
     for _, component in nlp.pipeline:
@@ -280,7 +280,7 @@ def _split_at_newlines(span) -> list:
     separator of a heading path ("Advanced Dependencies › Dependencies" is two headings)."""
     if "\n" not in span.text and HEADING_SEPARATOR_CHAR not in span.text:
         return [span]
-    from spacy.tokens import Span
+    from spacy.tokens import Span   # deferred: spaCy takes seconds to import
 
     parts, start = [], span.start
     for tok in span:

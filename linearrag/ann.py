@@ -26,7 +26,7 @@ MIN_EXPANSION_SEARCH = 64
 
 
 def _index_class():
-    from usearch.index import Index
+    from usearch.index import Index   # deferred: only the ann search path needs usearch
 
     return Index
 

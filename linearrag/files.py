@@ -38,7 +38,7 @@ def fsync_path(path: Path) -> None:
 
 def fsync_tree(directory: Path) -> None:
     """fsync every file and directory below ``directory`` (inclusive), children first."""
-    for root, dirs, files in os.walk(directory, topdown=False):
+    for root, _dirs, files in os.walk(directory, topdown=False):
         for name in files:
             fsync_path(Path(root) / name)
         fsync_path(Path(root))
@@ -389,7 +389,5 @@ def is_mapped(array: np.ndarray) -> bool:
             return True
         array = getattr(array, "base", None)
         if array is not None and not isinstance(array, np.ndarray):
-            import mmap
-
-            return isinstance(array, mmap.mmap)
+            return isinstance(array, mmap_module.mmap)
     return False

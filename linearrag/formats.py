@@ -27,8 +27,8 @@ TREE_MAX_TAGS = 100_000   # pages with more tags are read as a stream (_StreamRe
 
 def read_pdf(path: Path) -> tuple[str, list[tuple[int, str]]]:
     """(document title, [(page number from 1, page text)]) for pages with text."""
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf import PdfReader   # deferred: only PDF inputs need pypdf
+    from pypdf.errors import PdfReadError   # deferred: only PDF inputs need pypdf
 
     try:
         reader = PdfReader(str(path))
@@ -51,7 +51,7 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
     20 MB page of nested ``<div>`` took 46 s and 1.3 GB."""
     if text.count("<") > TREE_MAX_TAGS:
         return _StreamReader(fallback_title).read(text)
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup   # deferred: only HTML inputs need BeautifulSoup
 
     soup = BeautifulSoup(text, "html.parser")
     for tag in soup(_DROP):

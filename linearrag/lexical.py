@@ -25,7 +25,7 @@ SKIP_SHARE = 0.3     # MaxScore skips common tokens whose best scores sum to und
 
 
 def _bm25s():
-    import bm25s
+    import bm25s   # deferred: bm25s loads on first use (it resets logging)
 
     # bm25s sets its own logger to DEBUG when imported.
     logging.getLogger("bm25s").setLevel(logging.WARNING)
@@ -34,7 +34,7 @@ def _bm25s():
 
 class EnglishTokenizer:
     def __init__(self) -> None:
-        import Stemmer
+        import Stemmer   # deferred: the stemmer loads on first use
 
         self._stem = Stemmer.Stemmer("english").stemWords
 

@@ -11,6 +11,8 @@ from linearrag.errors import CorpusError, IndexFormatError
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 CORPUS = [
     {"id": "a", "title": "Ranking notes", "text": "Personalized PageRank spreads mass from the seeds over the graph."},
     {"id": "b", "title": "Walk details", "text": "PPR converges in a few dozen power iterations on this graph."},

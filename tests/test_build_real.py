@@ -9,6 +9,9 @@ import numpy as np
 from linearrag import load_index
 
 from .conftest import EXAMPLES, ROOT
+import pytest
+
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
 
 def test_sample_index_contents(sample_index):

@@ -7,6 +7,8 @@ import scipy.sparse as sp
 from linearrag import RetrievalParams
 from linearrag.retrieval.chain import TitleMentions, linked_order, name_entities
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 
 def _csr(rows_entities: dict[int, list[int]], n_rows: int, n_entities: int = 200) -> sp.csr_matrix:
     r = [row for row, es in rows_entities.items() for _ in es]

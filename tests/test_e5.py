@@ -11,6 +11,8 @@ from linearrag.encoders.e5_model import read_packed_model
 from linearrag.encoders import canonical_model_name, load_encoder, load_query_encoder
 from linearrag.errors import ModelMismatchError
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 TEXTS = ["What nationality is Beatrice I, Countess of Burgundy's husband?",
          "東京タワーは東京都港区にある電波塔です。",
          "ＡＢＣ　full-width  and   repeated spaces, a ﬁ ligature and ㈱ (one char → three)",

@@ -12,6 +12,8 @@ from linearrag.questions import load_questions
 
 from .conftest import EXAMPLES, ROOT
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 
 def test_recall_and_allgold():
     m = score_question(["a", "x", "y", "b", "z", "c"], ["a", "b", "c"], None, None)

@@ -7,6 +7,8 @@ import shutil
 
 import pytest
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 BEATRICE = "What nationality is Beatrice I, Countess of Burgundy's husband?"
 
 

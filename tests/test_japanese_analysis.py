@@ -6,6 +6,8 @@ from linearrag.analysis import Analyzer
 from linearrag.normalize import is_dropped_label
 from linearrag.retrieval import Retriever
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 
 @pytest.fixture(scope="module")
 def ja():

@@ -13,6 +13,8 @@ from linearrag.textsplit import split_text, spans
 
 from .conftest import EXAMPLES
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 TEXTS = [json.loads(line)["text"] for line in (EXAMPLES / "2wiki-sample" / "corpus.jsonl").read_text().splitlines()]
 
 

@@ -17,6 +17,8 @@ from linearrag.index.writer import IndexWriter
 from .conftest import EXAMPLES
 from .test_markdown_real import PAGES
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 FP32 = BuildConfig(precision="fp32")
 
 

@@ -2,6 +2,8 @@
 
 import pytest
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 PAGES = {
     "memory/reference-counting.md": """# Reference Counting { #rc }
 

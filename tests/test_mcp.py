@@ -8,6 +8,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from .conftest import ROOT
+import pytest
+
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
 BEATRICE = "What nationality is Beatrice I, Countess of Burgundy's husband?"
 

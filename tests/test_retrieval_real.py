@@ -13,6 +13,8 @@ from linearrag.retrieval.params import PRESETS
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 BEATRICE = "What nationality is Beatrice I, Countess of Burgundy's husband?"
 
 

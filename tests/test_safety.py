@@ -19,6 +19,8 @@ from linearrag.index.store import load_index
 
 from .conftest import EXAMPLES, ROOT
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 SCRIPTS = ROOT / "scripts"
 NOTES = EXAMPLES / "team-notes" / "notes"
 

@@ -14,6 +14,8 @@ from linearrag.synthetic import graph_statistics, replicate
 
 from .conftest import EXAMPLES
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 QUESTIONS = EXAMPLES / "2wiki-sample" / "questions.jsonl"
 
 

@@ -14,6 +14,8 @@ from linearrag.retrieval.sentences import BestSentences, dense_voter
 
 from .conftest import EXAMPLES
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 
 def _graph():
     """4 passages, 7 sentences; entities per sentence 2,1,3 | 0 | 2 | 2,2 (bridge: two or more)."""

@@ -17,6 +17,8 @@ from linearrag.evaluation.compare import compare
 
 from .conftest import EXAMPLES, ROOT
 
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
+
 QUESTIONS = [json.loads(line)["question"]
              for line in (EXAMPLES / "2wiki-sample" / "questions.jsonl").read_text().splitlines()][:25]
 

@@ -9,6 +9,9 @@ import subprocess
 import yaml
 
 from .conftest import ROOT
+import pytest
+
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
 SKILL = ROOT / ".claude" / "skills" / "linearrag" / "SKILL.md"
 

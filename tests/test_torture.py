@@ -7,6 +7,9 @@ import subprocess
 import sys
 
 from .conftest import ROOT
+import pytest
+
+pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
 
 def test_quick_torture_run_finds_nothing_broken(tmp_path):

@@ -32,14 +32,14 @@ def load_encoder(name: str, precision: str = "auto", threads: int | None = None,
     """The embedding backend for ``name`` (``device``: cpu, cuda or auto = cuda when torch sees one)."""
     name = canonical_model_name(name)
     if name == USE_MULTILINGUAL:
-        from .use import UseEncoder   # numpy only; its package is imported when chosen
+        from .use import UseEncoder   # deferred: a backend loads (with its library) only when chosen
 
         return UseEncoder(threads)
     if name == E5_SMALL:
-        from .e5 import E5Encoder
+        from .e5 import E5Encoder   # deferred: a backend loads (with torch) only when chosen
 
         return E5Encoder(precision=precision, threads=threads, device=device)
-    from .st import SentenceTransformerEncoder   # imports transformers: only when chosen
+    from .st import SentenceTransformerEncoder   # deferred: transformers loads only when chosen
 
     return SentenceTransformerEncoder(name, precision=precision, threads=threads, device=device)
 
@@ -67,8 +67,8 @@ def load_query_encoder(name: str, precision: str = "auto", threads: int | None =
     runs the layer matrices as int8 (fbgemm, per-row weight scales, activations quantised per
     call): half the time of fp32 on a CPU without bf16, quality within noise (docs/embedders.md);
     "auto" is int8 for e5 where torch has the x86 int8 engine, else "index"."""
-    from .bert import BertQueryEncoder
-    from .e5 import E5Encoder, int8_supported
+    from .bert import BertQueryEncoder   # deferred: a backend loads (with torch) only when chosen
+    from .e5 import E5Encoder, int8_supported   # deferred: as above
 
     query_precision_default(query_precision)   # checked
     name = canonical_model_name(name)

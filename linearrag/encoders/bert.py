@@ -18,6 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
 
 from .base import Encoder
 from .transformer import encoder_layers
@@ -30,10 +34,6 @@ class BertQueryEncoder(Encoder):
 
     def __init__(self, model_dir: str | Path, precision: str = "fp32", threads: int | None = None,
                  name: str | None = None, version: str = "unknown"):
-        import torch
-        from safetensors.torch import load_file
-        from tokenizers import Tokenizer
-
         if threads is not None:
             torch.set_num_threads(threads)
         self.precision = precision
@@ -94,8 +94,6 @@ class BertQueryEncoder(Encoder):
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, role: str = "passage") -> np.ndarray:
         """float32 [len(texts), dim], unit rows; each text is run on its own (no padding)."""
-        import torch
-
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         with torch.inference_mode():
             for i, enc in enumerate(self.tokenizer.encode_batch(list(texts))):
@@ -105,8 +103,6 @@ class BertQueryEncoder(Encoder):
     def encode_bucketed(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Like :meth:`encode`, batched: texts of equal token count run together (no padding,
         so no mask and the same result as one at a time, up to float rounding)."""
-        import torch
-
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(list(texts))
         groups: dict[int, list[int]] = {}
@@ -123,8 +119,6 @@ class BertQueryEncoder(Encoder):
 
     def _forward_batch(self, ids, type_ids):
         """[B, n] token ids (all of length n) → [B, dim] unit vectors."""
-        import torch.nn.functional as F
-
         n, d, dt = ids.shape[1], self.dim, self._matrix_dtype
 
         def dense(x, weight, bias):

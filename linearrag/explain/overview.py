@@ -59,8 +59,8 @@ def corpus_overview(index, max_communities: int = 20, top_entities: int = 8, top
                     min_size: int = 3) -> Overview:
     """Communities of ``index``'s entity graph, largest first (at most ``max_communities``,
     each of at least ``min_size`` entities). Deterministic for the same index."""
-    import igraph as ig
-    import leidenalg
+    import igraph as ig   # deferred: only the overview clusters
+    import leidenalg   # deferred: only the overview clusters
 
     graph = index.graph
     upper = cooccurrence(graph.M).tocoo()

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..retrieval.linking import link_entities
+
 MAX_PATHS = 5
 
 
@@ -137,8 +139,6 @@ def resolve_entity(retriever, name: str, floor: float, calibrated: bool = True) 
     (longest exact match; aliases applied), else the most similar entity by cosine when it
     reaches ``floor`` — read against the background when ``calibrated`` (as the default
     retrieval does, ``RetrievalParams.similarity``)."""
-    from ..retrieval.linking import link_entities
-
     q = retriever.analyze_queries([name], tags=True)[0]   # linked with lowercase="all" below
     space = retriever.space(retriever.params)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..lexical import EnglishTokenizer
 from ..normalize import singular_key
 from .base import Language
 
@@ -57,9 +58,7 @@ class English(Language):
     def bm25_tokens(self, texts: Sequence[str], analyzed: Sequence) -> list[list[str]]:
         if not texts:
             return []
-        if self._tokenizer is None:
-            from ..lexical import EnglishTokenizer   # loads the stemmer
-
+        if self._tokenizer is None:   # the stemmer loads on first use
             self._tokenizer = EnglishTokenizer()
         return self._tokenizer(texts)
 
@@ -98,7 +97,7 @@ def english_terms(doc, entities: list) -> list:
     noun, without stop words at the edges, outside NER entities, of 1–4 words ("dependency
     injection", "path parameter", "reference cycles"). Which of them become index entities is
     decided over the whole corpus (document frequency, see graph.py)."""
-    from spacy.tokens import Span
+    from spacy.tokens import Span   # deferred: spaCy takes seconds to import
 
     taken = {i for span in entities for i in range(span.start, span.end)}
     out = []

@@ -84,7 +84,7 @@ def _japanese_noun_phrases(doc) -> list:
     """Compound nouns that contain a proper noun, a katakana word or a Latin word
     (認証基盤チーム, プロジェクトAlpha, Rust), and longer common-noun terms (梅雨前線):
     GiNZA's NER misses most of them."""
-    from spacy.tokens import Span
+    from spacy.tokens import Span   # deferred: spaCy takes seconds to import
 
     out = []
     run: list = []
@@ -131,7 +131,7 @@ def _add_person_names(doc, spans: list) -> list:
     covered = set()
     for span in spans:
         covered.update(range(span.start, span.end))
-    from spacy.tokens import Span
+    from spacy.tokens import Span   # deferred: spaCy takes seconds to import
 
     extra = []
     start = None
