@@ -33,13 +33,12 @@ from ..files import as_float32, read_rows
 from .activation import SparseActivation, local_activation
 from .fusion import Ranks, top_rows
 from .hubs import hub_weights_of
-from .linking import calibrate
+from .linking import calibrate, sigma_calibration
 from .params import RetrievalParams
 from .ppr import PushScratch, push_pagerank
 from .reset import local_reset
-from .sample import Sample
-from .sentences import BestSentences, dense_voter, sentences_of
-from .space import Linked, Scored
+from .sentences import dense_voter, sentences_of
+from .space import Linked, Scored, SpaceParts
 from .sparse import lookup_sorted
 
 SIBLING_DEPTH = 100      # as fusion.order_siblings
@@ -145,18 +144,11 @@ def _list_positions(ranked: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class ApproxSpace:
+class ApproxSpace(SpaceParts):
     """Candidate sets of one index (see the module docstring)."""
 
-    index: object
-    postings: object
-    sample: Sample
-    best_sentences: BestSentences
-    documents: bool
-
     def __post_init__(self):
-        self.graph = self.index.graph
-        self.n_passages = len(self.index.passage_ids)
+        super().__post_init__()
         self._scratch: PushScratch | None = None
 
     @property
@@ -185,10 +177,7 @@ class ApproxSpace:
 
     def activate(self, q, linked: Linked, params: RetrievalParams, ev: CandidateEvidence) -> SparseActivation:
         emb = self.index.sentence_emb
-        shift, scale = 0.0, 1.0
-        if ev.shift is not None:
-            shift = min(ev.shift, 0.99)
-            scale = 1.0 / (1.0 - shift)
+        shift, scale = sigma_calibration(ev.shift)
 
         def sigma(rows):
             return (as_float32(read_rows(emb, rows)) @ q.vector - shift) * scale

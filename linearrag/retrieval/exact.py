@@ -15,13 +15,12 @@ from ..files import as_float32
 from .activation import Activation, activate_entities
 from .fusion import Ranks, hybrid_prior, top_k
 from .hubs import idf_ratio
-from .linking import calibrate
+from .linking import calibrate, sigma_calibration
 from .params import RetrievalParams
 from .ppr import BipartiteWalk, personalized_pagerank
 from .reset import passage_entity_reset
-from .sample import Sample
-from .sentences import BestSentences, dense_voter
-from .space import Linked, Scored
+from .sentences import dense_voter
+from .space import Linked, Scored, SpaceParts
 
 
 class ExactEvidence:
@@ -76,18 +75,11 @@ class ExactEvidence:
 
 
 @dataclass
-class ExactSpace:
+class ExactSpace(SpaceParts):
     """Whole-corpus arrays of one index (see the module docstring)."""
 
-    index: object
-    postings: object
-    sample: Sample
-    best_sentences: BestSentences
-    documents: bool
-
     def __post_init__(self):
-        self.graph = self.index.graph
-        self.n_passages = len(self.index.passage_ids)
+        super().__post_init__()
         self._hub_weights: dict[float, np.ndarray] = {}
 
     @cached_property
@@ -150,10 +142,7 @@ class ExactSpace:
 
     def activate(self, q, linked: Linked, params: RetrievalParams, ev: ExactEvidence) -> Activation:
         emb = self.index.sentence_emb
-        scale, shift = 1.0, 0.0
-        if ev.shift is not None:
-            shift = min(ev.shift, 0.99)
-            scale = 1.0 / (1.0 - shift)
+        shift, scale = sigma_calibration(ev.shift)
         if params.sigma_scale == "relative":
             best = (float(np.max(emb @ q.vector)) - shift) * scale if len(emb) else 0.0
             scale = scale / best if best > 0 else scale

@@ -55,6 +55,15 @@ def no_seed_reason(q, params) -> str:
                   else "; ranked by BM25 + dense fusion")
 
 
+def sigma_calibration(background: float | None) -> tuple[float, float]:
+    """(shift, scale) that read a sentence cosine c as σ = (c − shift) × scale: the query's
+    background (capped at 0.99) made 0 and 1 kept at 1; (0, 1) without calibration."""
+    if background is None:
+        return 0.0, 1.0
+    shift = min(background, 0.99)
+    return shift, 1.0 / (1.0 - shift)
+
+
 def calibrate(cosine, background: float):
     """A cosine read against the background cosine b: (c − b) / (1 − b) (b is kept below 1).
     Works on a number or an array; see ``RetrievalParams.similarity``."""

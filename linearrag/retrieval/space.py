@@ -16,6 +16,8 @@ from .activation import Activation, SparseActivation
 from .fusion import Ranks
 from .params import RetrievalParams
 from .results import QueryEntity
+from .sample import Sample
+from .sentences import BestSentences
 
 
 @dataclass
@@ -47,6 +49,22 @@ class Ranking:
     query_entities: list[QueryEntity] = field(default_factory=list)
     fallback: str | None = None
     evidence: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+@dataclass
+class SpaceParts:
+    """What both spaces are made of: the index and the query-time structures built over it once
+    (the retriever builds them and hands the same ones to each space)."""
+
+    index: object
+    postings: object
+    sample: Sample
+    best_sentences: BestSentences
+    documents: bool
+
+    def __post_init__(self):
+        self.graph = self.index.graph
+        self.n_passages = len(self.index.passage_ids)
 
 
 class Evidence(Protocol):
