@@ -51,7 +51,7 @@ def check_index(path: str | Path) -> dict[str, Any]:
             raise IndexFormatError(f"{path}: segment {entry['name']} does not match the manifest "
                                    f"({len(records)} passages, {n_vec} vectors); rebuild the index")
         gone = set(entry["deleted"])
-        live.extend(r["id"] for r in records if r["id"] not in gone)
+        live.extend(r.id for r in records if r.id not in gone)
     if sorted(live, key=natural_key) != index.passage_ids.tolist():
         raise IndexFormatError(f"{path}: the passages of the segments and of the global layer differ; "
                                "rebuild the index")

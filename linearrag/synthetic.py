@@ -60,7 +60,7 @@ def _source_tokens(source: Index) -> list[list[str]]:
     tokens: dict[str, list[str]] = {}
     for entry in manifest["segments"]:
         for r in Segment(source.path / entry["name"]).records:
-            tokens[r["id"]] = r["tok"]
+            tokens[r.id] = r.tokens
     return [tokens[pid] for pid in source.passage_ids]
 
 

@@ -20,7 +20,7 @@ from .directory import collect_garbage
 from ..errors import CorpusError
 from ..files import save_array, write_strings
 from .merge import GlobalLayer, live_entries, merge
-from .segment import Segment, SegmentData, bridge_candidates
+from .segment import Segment, SegmentData
 from .sources import Owners, write_owners
 from .store import commit, file_table, next_generation, read_manifest, write_global
 from .live import Live, SegmentCache, live_sources
@@ -180,11 +180,11 @@ def compacted(base: dict, cache: SegmentCache, settings: CommitSettings, dim: in
     rows, vectors, offset = [], [], 0
     for i, (seg, k) in enumerate(entries):
         passage_emb[i] = seg.passage_emb[k]
-        cand = np.flatnonzero(bridge_candidates(seg.records[k]))
+        cand = np.flatnonzero(seg.records[k].bridge_candidates())
         if len(cand):
             vectors.append(seg.sentence_vectors(seg.sentence_starts[k] + cand))
             rows.append(offset + cand)
-        offset += len(seg.records[k]["s"])
+        offset += len(seg.records[k].sentences)
     layer = merge(entries, segments, settings.build, settings.aliases, dim, embed)
     return SegmentData(records=[seg.records[k] for seg, k in entries], passage_emb=passage_emb,
                        sentence_rows=np.concatenate(rows) if rows else np.zeros(0, np.int64),

@@ -34,21 +34,21 @@ class Live:
         for seg in segments:
             gone = deleted[seg.name]
             for r in seg.records:
-                if r["id"] not in gone:
-                    self.segment_of[r["id"]] = seg.name
-                    self.by_source.setdefault(r["src"], []).append(r["id"])
+                if r.id not in gone:
+                    self.segment_of[r.id] = seg.name
+                    self.by_source.setdefault(r.source, []).append(r.id)
         entries = [(seg, k) for seg in segments for k, r in enumerate(seg.records)
-                   if r["id"] not in deleted.get(seg.name, ())]
+                   if r.id not in deleted.get(seg.name, ())]
         self.sources = live_sources(segments, deleted, entries)
 
 
 def live_sources(segments: list[Segment], deleted: dict[str, set[str]], entries) -> dict[str, str]:
     """Live source → its content hash ("" where some of its passages were removed since)."""
-    live_src = {seg.records[k]["src"] for seg, k in entries}
+    live_src = {seg.records[k].source for seg, k in entries}
     out: dict[str, str] = {}
     for seg in segments:
         out.update(seg.sources)
         for r in seg.records:
-            if r["id"] in deleted.get(seg.name, ()) and r["src"] in live_src:
-                out[r["src"]] = ""
+            if r.id in deleted.get(seg.name, ()) and r.source in live_src:
+                out[r.source] = ""
     return {src: out.get(src, "") for src in sorted(live_src, key=natural_key)}

@@ -20,7 +20,7 @@ from ..passage import Passage
 from ..encoders import load_encoder, torch_threads
 from ..encoders.tri_graph import embed_tri_graph
 from ..progress import bar
-from .segment import SegmentData, bridge_candidates, record
+from .segment import SegmentData, record
 from .meta import BuildSettings, EmbeddingInfo, NerInfo
 
 
@@ -69,7 +69,7 @@ def make_segment(passages: list[Passage], sources: list[str], hashes: dict[str, 
     tokens = analyzer.language.bm25_tokens([f"{p.title}\n{p.text}" for p in passages], analyzed)
     timings["bm25_tokens"] = time.perf_counter() - t0
     records = [record(p, a, list(t), src) for p, a, t, src in zip(passages, analyzed, tokens, sources)]
-    candidates = np.asarray([b for r in records for b in bridge_candidates(r)], dtype=bool)
+    candidates = np.asarray([b for r in records for b in r.bridge_candidates()], dtype=bool)
     sentences = [s for a in analyzed for s in a.sentences]
     with torch_threads(threads):
         passage_emb, sentence_emb, embed_timings = embed_tri_graph(

@@ -22,7 +22,7 @@ from ..passage import fingerprint, resolve_links
 from ..graph import GraphBuilder, TriGraph
 from ..lexical import LexicalIndex
 from .meta import BuildSettings
-from .segment import Segment, record_analysis, record_passage
+from .segment import Segment
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -57,8 +57,8 @@ def live_entries(segments: list[Segment], deleted: dict[str, set[str]]) -> list[
     entries = []
     for seg in segments:
         gone = deleted.get(seg.name, set())
-        entries.extend((seg, k) for k, r in enumerate(seg.records) if r["id"] not in gone)
-    entries.sort(key=lambda e: natural_key(e[0].records[e[1]]["id"]))
+        entries.extend((seg, k) for k, r in enumerate(seg.records) if r.id not in gone)
+    entries.sort(key=lambda e: natural_key(e[0].records[e[1]].id))
     return entries
 
 
@@ -68,18 +68,18 @@ def merge(entries: list[tuple[Segment, int]], all_segments: list[Segment], build
     in one without live passages); ``build`` holds the recorded build parameters; ``encode``
     embeds display names that no segment holds a vector for."""
     records = [seg.records[k] for seg, k in entries]
-    passages = resolve_links([record_passage(r) for r in records])
+    passages = resolve_links([r.passage() for r in records])
     builder = GraphBuilder(build.term_min_df, build.term_max_df, build.merge_short_names,
                            aliases.keys, aliases.names)
     for r, p in zip(records, passages):
         title = p.title if (build.title_entities and p.title_is_name) else ""
-        builder.add(record_analysis(r), title, p.terms, title_line=r["tl"], links=p.links)
+        builder.add(r.analysis(), title, p.terms, title_line=r.title_line, links=p.links)
     graph = builder.build()
 
     passage_emb = np.zeros((len(entries), dim), dtype=np.float32)
     sentence_emb = np.zeros((len(graph.sentences), dim), dtype=np.float32)
     bridge = np.diff(graph.M.indptr) >= 2
-    first_sentence = np.cumsum([0] + [len(r["s"]) for r in records])
+    first_sentence = np.cumsum([0] + [len(r.sentences) for r in records])
     by_segment: dict[str, list[int]] = {}
     for row, (seg, _) in enumerate(entries):
         by_segment.setdefault(seg.name, []).append(row)
@@ -110,7 +110,7 @@ def merge(entries: list[tuple[Segment, int]], all_segments: list[Segment], build
         entity_emb[e] = known[name]
     in_use = sorted(known)
 
-    lexical = LexicalIndex.build([r["tok"] for r in records])
+    lexical = LexicalIndex.build([r.tokens for r in records])
     return GlobalLayer(
         ids=[p.id for p in passages], titles=[p.title for p in passages], texts=[p.text for p in passages],
         graph=graph, passage_emb=passage_emb, sentence_emb=sentence_emb, entity_emb=entity_emb,

@@ -31,50 +31,75 @@ from ..passage import Passage
 from ..files import load_array, read_strings, save_array, save_json, write_strings
 from ..jsonl import jsonl_lines
 
-def record(passage: Passage, analyzed: AnalyzedText, tokens: list[str], source: str) -> dict:
-    """The stored form of one analysed passage (links raw: resolved at each commit)."""
-    return {
-        "id": passage.id, "title": passage.title, "text": passage.text,
-        "tin": passage.title_is_name, "tl": passage.title_line, "src": source,
-        "terms": [list(t) for t in passage.terms], "links": [list(link) for link in passage.links],
-        "s": analyzed.sentences, "m": [[[m.key, m.surface, m.label] for m in ms] for ms in analyzed.mentions],
-        "tok": tokens,
-    }
+@dataclass
+class Record:
+    """One analysed passage as a segment stores it (one line of ``records.jsonl``, whose short
+    keys are :data:`JSON_KEYS`'); links stay raw: they are resolved at each commit."""
+
+    id: str
+    title: str
+    text: str
+    title_is_name: bool
+    title_line: bool          # the analysed text starts with the title on a line of its own
+    source: str               # the file (directory corpus) or record id it came from
+    terms: list               # [surface, label] pairs: HEADING and CODE terms
+    links: list               # [visible text, raw target] pairs
+    sentences: list[str]
+    mentions: list            # per sentence: [key, surface, label] triples
+    tokens: list[str]         # BM25 tokens
+
+    def to_json(self) -> dict:
+        return {key: getattr(self, name) for name, key in JSON_KEYS.items()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Record:
+        return cls(**{name: d[key] for name, key in JSON_KEYS.items()})
+
+    def passage(self) -> Passage:
+        return Passage(id=self.id, title=self.title, text=self.text, title_is_name=self.title_is_name,
+                       terms=tuple(tuple(t) for t in self.terms), links=tuple(tuple(link) for link in self.links))
+
+    def analysis(self) -> AnalyzedText:
+        return AnalyzedText(sentences=self.sentences,
+                            mentions=[[Mention(k, s, lab) for k, s, lab in ms] for ms in self.mentions])
+
+    def bridge_candidates(self) -> list[bool]:
+        """Sentences that may hold two entities under any corpus: counted before any
+        document-frequency filter, alias or link resolution (each can only lower the count), so
+        every sentence that bridges in some later commit has its vector already."""
+        everywhere = set()
+        if self.title and self.title_is_name:
+            everywhere.add(("title", self.title))
+        everywhere.update(("t", s) for s, label in self.terms if label == "HEADING")
+        shown = [s for s, label in self.terms if label != "HEADING"] + [f"link:{t}" for _, t in self.links]
+        shown_text = [s for s, label in self.terms if label != "HEADING"] + [text for text, _ in self.links]
+        out = []
+        for k, (sentence, mentions) in enumerate(zip(self.sentences, self.mentions)):
+            keys = set(everywhere)
+            keys.update(("s", key) for key, text in zip(shown, shown_text) if text in sentence)
+            keys.update(("m", m[0]) for m in mentions)
+            out.append(len(keys) >= 2 and not (self.title_line and k == 0))
+        return out
 
 
-def record_passage(r: dict) -> Passage:
-    return Passage(id=r["id"], title=r["title"], text=r["text"], title_is_name=r["tin"],
-                   terms=tuple(tuple(t) for t in r["terms"]), links=tuple(tuple(link) for link in r["links"]))
+# field → its key in records.jsonl (the stored format: short keys, this order)
+JSON_KEYS = {"id": "id", "title": "title", "text": "text", "title_is_name": "tin", "title_line": "tl",
+             "source": "src", "terms": "terms", "links": "links", "sentences": "s", "mentions": "m", "tokens": "tok"}
 
 
-def record_analysis(r: dict) -> AnalyzedText:
-    return AnalyzedText(sentences=r["s"], mentions=[[Mention(k, s, lab) for k, s, lab in ms] for ms in r["m"]])
-
-
-def bridge_candidates(r: dict) -> list[bool]:
-    """Sentences that may hold two entities under any corpus: counted before any
-    document-frequency filter, alias or link resolution (each can only lower the count), so
-    every sentence that bridges in some later commit has its vector already."""
-    everywhere = set()
-    if r["title"] and r["tin"]:
-        everywhere.add(("title", r["title"]))
-    everywhere.update(("t", s) for s, label in r["terms"] if label == "HEADING")
-    shown = [s for s, label in r["terms"] if label != "HEADING"] + [f"link:{t}" for _, t in r["links"]]
-    shown_text = [s for s, label in r["terms"] if label != "HEADING"] + [text for text, _ in r["links"]]
-    out = []
-    for k, (sentence, mentions) in enumerate(zip(r["s"], r["m"])):
-        keys = set(everywhere)
-        keys.update(("s", key) for key, text in zip(shown, shown_text) if text in sentence)
-        keys.update(("m", m[0]) for m in mentions)
-        out.append(len(keys) >= 2 and not (r["tl"] and k == 0))
-    return out
+def record(passage: Passage, analyzed: AnalyzedText, tokens: list[str], source: str) -> Record:
+    """The stored form of one analysed passage."""
+    return Record(id=passage.id, title=passage.title, text=passage.text, title_is_name=passage.title_is_name,
+                  title_line=passage.title_line, source=source, terms=[list(t) for t in passage.terms],
+                  links=[list(link) for link in passage.links], sentences=analyzed.sentences,
+                  mentions=[[[m.key, m.surface, m.label] for m in ms] for ms in analyzed.mentions], tokens=tokens)
 
 
 @dataclass
 class SegmentData:
     """A segment before it is written."""
 
-    records: list[dict]
+    records: list[Record]
     passage_emb: np.ndarray
     sentence_rows: np.ndarray
     sentence_emb: np.ndarray
@@ -92,7 +117,7 @@ class SegmentData:
         directory.mkdir()
         with open(directory / "records.jsonl", "w", encoding="utf-8") as f:
             for r in self.records:
-                f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+                f.write(json.dumps(r.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
         save_array(directory / "passage_emb.npy", self.passage_emb.astype(np.float32).reshape(-1, dim))
         save_array(directory / "sentence_rows.npy", np.asarray(self.sentence_rows, dtype=np.int64))
         save_array(directory / "sentence_emb.npy", self.sentence_emb.astype(np.float32).reshape(-1, dim))
@@ -110,9 +135,9 @@ class Segment:
         self.name = directory.name
 
     @cached_property
-    def records(self) -> list[dict]:
+    def records(self) -> list[Record]:
         text = (self.directory / "records.jsonl").read_text(encoding="utf-8")
-        return [json.loads(line) for _, line in jsonl_lines(text)]
+        return [Record.from_json(json.loads(line)) for _, line in jsonl_lines(text)]
 
     @cached_property
     def passage_emb(self) -> np.ndarray:
@@ -129,7 +154,7 @@ class Segment:
     @cached_property
     def sentence_starts(self) -> np.ndarray:
         """Local number of each record's first sentence."""
-        return np.cumsum([0] + [len(r["s"]) for r in self.records])
+        return np.cumsum([0] + [len(r.sentences) for r in self.records])
 
     @cached_property
     def names(self) -> list[str]:
