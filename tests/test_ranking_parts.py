@@ -274,3 +274,40 @@ def test_evidence_seeds_by_hand():
         "no query entity found; ranked by dense passage similarity")
     with pytest.raises(Exception, match="evidence_seeds"):
         RetrievalParams(evidence_seeds=-1)
+
+
+# ---- views: what a person reads --------------------------------------------------------
+def _result(evidence: list[str], seeds: int = 3):
+    from linearrag.retrieval.results import ActivatedEntity, PassageHit, QueryEntity, QueryResult
+
+    activated = [ActivatedEntity(f"seed{i}", 1.0 - i / 100, 1) for i in range(seeds)]
+    activated.append(ActivatedEntity("reached", 0.5, 2, "seed0 meets reached here.", "b.md#0"))
+    passages = [PassageHit(1, "a.md#0", "A", 0.049, "text a", ["seed0"]),
+                PassageHit(2, "b.md#0", "B", 0.040, "text b", ["reached"]),
+                PassageHit(3, "c.md#0", "C", 0.0, "text c")]
+    return QueryResult("q?", "linearrag", [QueryEntity("x", None if evidence else "seed0", 0.9)], activated,
+                       len(activated), passages, None, {}, {"total": 1.0}, evidence_passages=evidence)
+
+
+def test_text_view_shows_relevance_not_fusion_sums_and_names_the_seeds():
+    from linearrag.retrieval.results import relevance
+
+    assert (relevance(0.049, 0.049), relevance(0.040, 0.049), relevance(0.0, 0.049), relevance(1, 0)) == (100, 82, 0, 0)
+    named = _result([]).format_text()
+    assert "(relevance 100 %)" in named and "(relevance 82 %)" in named and "(relevance 0 %)" in named
+    assert "0.049" not in named and "named in the question: seed0 (1.00)" in named
+    assert 'L2 reached (0.50) via "seed0 meets reached here." [b.md#0]' in named
+    evidence = _result(["a.md#0", "b.md#0"], seeds=30).format_text()
+    assert "evidence seeds (entities of the passages the query alone ranks best): seed0" in evidence
+    assert "named in the question" not in evidence and ", +18 more" in evidence and "seed12" not in evidence
+
+
+def test_html_view_labels_evidence_seeds_and_relevance():
+    from linearrag.explain.html import query_elements, query_html
+
+    for evidence, label in (([], "seed (named in the question)"), (["a.md#0"], "evidence seed")):
+        result = _result(evidence).to_dict()
+        details = [e["data"]["detail"] for e in query_elements(result) if "source" not in e["data"]]
+        assert any(d.startswith(f"seed0 — {label}") for d in details)
+        assert any("(relevance 82 %)" in d for d in details) and not any("0.049" in d for d in details)
+        assert label in query_html(result)

@@ -12,6 +12,8 @@ import html
 import json
 from importlib.resources import files
 
+from ..retrieval.results import relevance
+
 _CSS = """
 body{font-family:system-ui,"Noto Sans CJK JP","Hiragino Sans",sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
 header{padding:12px 20px;background:#fff;border-bottom:1px solid #ddd}
@@ -120,22 +122,33 @@ def _li(cls: str, text: str) -> str:
     return f'<li class="{cls}">{html.escape(text)}</li>'
 
 
+def _seed_label(result: dict) -> str:
+    """What the level-1 entities are: named in the question, or (no query entity linked)
+    evidence seeds taken from the passages the query alone ranks best."""
+    if result.get("evidence_passages"):
+        return "evidence seed (an entity of a passage the query alone ranks best)"
+    return "seed (named in the question)"
+
+
 def query_elements(result: dict) -> list[dict]:
     """Graph elements of a query result (the query JSON): activated entities by level, the
     ranked passages, bridging edges labelled with their sentences, passage → entity edges."""
     elements: list[dict] = []
     entities = {a["entity"]: a for a in result.get("activated_entities", [])}
     ids = {name: f"e{i}" for i, name in enumerate(entities)}
+    seed = _seed_label(result)
     for name, a in entities.items():
-        detail = (f"{name} — seed (named in the question), score {a['score']}" if a["level"] == 1 else
-                  f"{name} — level {a['level']}, score {a['score']}\nreached through [{a['passage_id']}]:\n"
+        detail = (f"{name} — {seed}, score {a['score']:.2f}" if a["level"] == 1 else
+                  f"{name} — level {a['level']}, score {a['score']:.2f}\nreached through [{a['passage_id']}]:\n"
                   f"{a['sentence']}")
         elements.append(_node(ids[name], name, "seed" if a["level"] == 1 else "entity", detail, level=a["level"]))
     passages = {p["id"]: p for p in result.get("passages", [])}
     pid = {p: f"p{i}" for i, p in enumerate(passages)}
+    best = max((p["score"] for p in passages.values()), default=0.0)
     for p in passages.values():
         elements.append(_node(pid[p["id"]], f"{p['rank']}. {_short(p['title'] or p['id'], 30)}", "passage",
-                              f"#{p['rank']} [{p['id']}] {p['title']} (score {p['score']})\n\n{p['text']}"))
+                              f"#{p['rank']} [{p['id']}] {p['title']} (relevance {relevance(p['score'], best)} %)"
+                              f"\n\n{p['text']}"))
     k = 0
     for name, a in entities.items():
         if a["level"] < 2 or not a.get("sentence"):
@@ -171,7 +184,8 @@ def query_html(result: dict) -> str:
     elements = query_elements(result)
     sub = (f"mode {result.get('mode')}; " + (f"fallback: {result['fallback']}" if result.get("fallback") else
            f"{len(result.get('activated_entities', []))} activated entities, {len(result.get('passages', []))} passages"))
-    legend = "<span>red: named in the question</span><span>blue: reached entity</span><span>orange: passage</span>"
+    legend = (f"<span>red: {html.escape(_seed_label(result))}</span><span>blue: reached entity</span>"
+              "<span>orange: passage</span>")
     return _page(result.get("query", ""), sub, elements, _list_html(elements, "Entities and passages", "Links"), legend)
 
 

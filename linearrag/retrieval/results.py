@@ -52,7 +52,9 @@ class QueryResult:
         return asdict(self)
 
     def format_text(self) -> str:
-        """A human-readable rendering: ranked passages and the entity chain."""
+        """A human-readable rendering: the question's terms, the seeds (named in the question, or
+        evidence seeds taken from the best passages), the reached entities, and the ranked
+        passages with a relevance a person can read (% of the best passage's score)."""
         lines = [f"Query: {self.query}  (mode {self.mode})"]
         lines.extend(f"Warning: {w}" for w in self.warnings)
         if self.fallback:
@@ -65,16 +67,38 @@ class QueryResult:
                 f"{q.surface} → {q.entity} ({q.similarity:.2f})" if q.entity else f"{q.surface} → (no match)"
                 for q in self.query_entities)
             lines.append(f"Query entities: {linked}")
-        if self.activated_entities:
-            lines.append("Entity chain:")
-            for a in self.activated_entities:
-                how = "seed" if a.level == 1 else f'via "{a.sentence}" [{a.passage_id}]'
-                lines.append(f"  L{a.level} {a.entity} ({a.score:.3f}) {how}")
+        lines.extend(self._chain_lines())
         lines.append("Passages:")
+        lines.extend(self._passage_lines())
+        timing = ", ".join(f"{k} {v:.1f}" for k, v in self.timings_ms.items())
+        lines.append(f"Timings (ms): {timing}")
+        return "\n".join(lines)
+
+    def _chain_lines(self) -> list[str]:
+        seeds = [a for a in self.activated_entities if a.level == 1]
+        reached = [a for a in self.activated_entities if a.level >= 2]
+        if not seeds and not reached:
+            return []
+        lines = ["Entity chain:"]
+        if seeds:
+            label = ("evidence seeds (entities of the passages the query alone ranks best)" if self.evidence_passages
+                     else "named in the question")
+            lines.append(f"  {label}: " + _capped([f"{a.entity} ({a.score:.2f})" for a in seeds], SHOWN_SEEDS))
+        if reached:
+            lines.append("  reached through a bridging sentence:")
+            lines.extend(f'    L{a.level} {a.entity} ({a.score:.2f}) via "{a.sentence}" [{a.passage_id}]'
+                         for a in reached[:SHOWN_REACHED])
+            if len(reached) > SHOWN_REACHED:
+                lines.append(f"    +{len(reached) - SHOWN_REACHED} more")
+        return lines
+
+    def _passage_lines(self) -> list[str]:
+        lines = []
         reached = {a.entity: a for a in self.activated_entities if a.level >= 2}
+        best = max((p.score for p in self.passages), default=0.0)
         for p in self.passages:
             title = f" {p.title}" if p.title else ""
-            lines.append(f"  {p.rank}. [{p.id}]{title} (score {p.score:.4g})")
+            lines.append(f"  {p.rank}. [{p.id}]{title} (relevance {relevance(p.score, best)} %)")
             if p.linked_from:
                 lines.append(f"     named by [{p.linked_from}] above")
             if p.entities:
@@ -85,6 +109,21 @@ class QueryResult:
                 lines.append(f"     reached through: {how}")
             snippet = p.text if len(p.text) <= 300 else p.text[:297] + "..."
             lines.append(f"     {snippet}")
-        timing = ", ".join(f"{k} {v:.1f}" for k, v in self.timings_ms.items())
-        lines.append(f"Timings (ms): {timing}")
-        return "\n".join(lines)
+        return lines
+
+
+SHOWN_SEEDS = 12      # seeds listed by name in the text view (then "+N more")
+SHOWN_REACHED = 15    # reached entities listed with their sentences
+
+
+def relevance(score: float, best: float) -> int:
+    """A passage's score as a whole percentage of the best passage's (100 for the first);
+    fusion sums and 1/rank scores mean nothing to a person, their ratio does."""
+    if best <= 0:
+        return 0
+    return max(0, min(100, round(100 * score / best)))
+
+
+def _capped(items: list[str], shown: int) -> str:
+    more = f", +{len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
