@@ -10,6 +10,7 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,11 @@ class Commit:
         """A commit over ``base`` (``keep_base``: its segments stay, deletions to be marked)."""
         segs = [dict(s, deleted=list(s["deleted"])) for s in base["segments"]] if base and keep_base else []
         return cls(path, cache, base, operation, settings, dim, segs=segs)
+
+    @cached_property
+    def base_meta(self) -> IndexMeta:
+        """The metadata of the generation this commit changes."""
+        return IndexMeta.from_dict(self.base["meta"])
 
     @property
     def generation(self) -> int:
@@ -153,7 +159,7 @@ class Commit:
             ner, embedding = self.models
             meta = IndexMeta(language=self.settings.language, ner=ner, embedding=embedding, build=self.settings.build)
         else:
-            meta = replace(IndexMeta.from_dict(self.base["meta"]), extra={})
+            meta = replace(self.base_meta, extra={})
         meta = replace(
             meta.stamped(self.operation), linearrag_version=importlib.metadata.version("linearrag"),
             counts={"passages": len(layer.ids), "sentences": len(g.sentences), "entities": len(g.entity_keys),

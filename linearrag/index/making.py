@@ -102,10 +102,6 @@ class LazyEncoder:
     def __init__(self, load: Callable[[], object], timings: dict | None = None):
         self._load, self._timings, self._encoder = load, timings, None
 
-    @property
-    def loaded(self) -> bool:
-        return self._encoder is not None
-
     def _get(self):
         if self._encoder is None:
             t0 = time.perf_counter()

@@ -201,7 +201,7 @@ class IndexWriter:
                       hashes: dict[str, str]) -> dict[str, Any]:
         """Commit ``c`` plus new passages: in this process for a small change, shard by shard
         on the workers (as a build) for one of two shards or more."""
-        meta = IndexMeta.from_dict(c.base["meta"])
+        meta = c.base_meta
         if not passages or (len(plan_shards(sources, self.config.shard_passages)) < 2 and not self.config.ray):
             if passages:
                 c.write_segment(self._segment(passages, sources, hashes, meta, c.timings))
@@ -281,7 +281,7 @@ class IndexWriter:
     def _local_embed(self, c: Commit):
         """Embeds display names with this process's encoder (loaded on first use)."""
         def encode(names: list[str]) -> np.ndarray:
-            meta = IndexMeta.from_dict(c.base["meta"])
+            meta = c.base_meta
             encoder = self.models.encoder(meta.embedding.model, meta.embedding.precision, expect=meta.embedding)
             with torch_threads(None):
                 return encoder.encode_names(names, c.settings.build.batch_size * 8)
