@@ -18,17 +18,19 @@ like that is an error.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import logging
 import re
 from pathlib import Path
 
-from .passage import HEADING_SEPARATOR, Passage, resolve_links
+from .passage import HEADING_SEPARATOR, Citation, Passage, resolve_links
 from .errors import CorpusError
 from .jsonl import jsonl_lines
 from .formats import notebook_markdown, read_html, read_pdf
 from .inventory import Inventory, list_files
+from .lines import LineFinder, source_lines
 from .markdown import blank_code, code_identifiers, read_sections
 from .myst import to_markdown
 from .rst import read_rst
@@ -180,17 +182,25 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
     if suffix == PDF_SUFFIX:
         return _pdf_passages(file, rel, max_chars)
     text = read_utf8(file)
+    kind = "html" if suffix in HTML_SUFFIXES else "json" if suffix == NOTEBOOK_SUFFIX else ""
+    finder = LineFinder(source_lines(text, kind))
     if suffix in MARKDOWN_SUFFIXES:
         sections = read_sections(to_markdown(text), fallback_title=Path(rel).stem)   # MyST made plain first
-        return _section_passages(file, rel, sections, max_chars)
+        return _section_passages(file, rel, sections, max_chars, finder)
     if suffix == NOTEBOOK_SUFFIX:
         sections = read_sections(to_markdown(notebook_markdown(text, file)), fallback_title=Path(rel).stem)
-        return _section_passages(file, rel, sections, max_chars)
+        return _section_passages(file, rel, sections, max_chars, finder)
     if suffix in RST_SUFFIXES:
-        return _section_passages(file, rel, read_rst(text, fallback_title=Path(rel).stem), max_chars)
+        return _section_passages(file, rel, read_rst(text, fallback_title=Path(rel).stem), max_chars, finder)
     if suffix in HTML_SUFFIXES:
-        return _section_passages(file, rel, read_html(text, fallback_title=Path(rel).stem), max_chars)
-    return _split_text_file(file, rel, text, max_chars)
+        return _section_passages(file, rel, read_html(text, fallback_title=Path(rel).stem), max_chars, finder)
+    return _split_text_file(file, rel, text, max_chars, finder)
+
+
+def _placed(finder: LineFinder, pieces: list[str]) -> tuple[int, int]:
+    """The lines (first, last) holding consecutive pieces of text, placed in order."""
+    spans = [finder.place(piece) for piece in pieces]
+    return min(a for a, _ in spans), max(b for _, b in spans)
 
 
 def _pdf_passages(file: Path, rel: str, max_chars: int) -> list[Passage]:
@@ -201,16 +211,20 @@ def _pdf_passages(file: Path, rel: str, max_chars: int) -> list[Passage]:
     passages = []
     for number, text in pages:
         chunks = _merge_paragraphs([(p,) for p in text.split("\n")], max_chars)
+        finder = LineFinder(text.split("\n"))   # lines of the page's text layer
         for k, chunk in enumerate(chunks):
             pid = f"{rel}#p{number}" + (f"-{k + 1}" if k else "")
+            cite = Citation(rel, _placed(finder, [p for p, in chunk]), page=number)
             passages.append(Passage(id=pid, title=f"{title}{HEADING_SEPARATOR}p. {number}",
-                                    text="\n".join(p for p, in chunk), title_is_name=False, title_in_text=True))
+                                    text="\n".join(p for p, in chunk), title_is_name=False, title_in_text=True,
+                                    cite=cite))
     return passages
 
 
-def _section_passages(file: Path, rel: str, sections: list, max_chars: int) -> list[Passage]:
-    """Sections (Markdown, HTML), each cut into passages of whole paragraphs up to
-    ``max_chars``; title = heading path; ids ``relpath#n`` in reading order."""
+def _section_passages(file: Path, rel: str, sections: list, max_chars: int, finder: LineFinder) -> list[Passage]:
+    """Sections (Markdown, reStructuredText, HTML), each cut into passages of whole paragraphs
+    up to ``max_chars``; title = heading path; ids ``relpath#n`` in reading order; each cites
+    the lines of the file that hold its paragraphs (``finder``)."""
     if not sections:
         log.warning("skipping %s: no text", file)
         return []
@@ -231,9 +245,10 @@ def _section_passages(file: Path, rel: str, sections: list, max_chars: int) -> l
             headings = dict.fromkeys([section.path[-1]] + ([section.path[0]] if not passages else []))
             terms = tuple((h, "HEADING") for h in headings) + tuple((c, "CODE") for c in code_identifiers(prose))
             links = tuple(link for _, _, paragraph_links in chunk for link in paragraph_links)
+            cite = Citation(rel, _placed(finder, [p for p, _, _ in chunk]), section=title)
             passages.append(Passage(id=f"{rel}#{len(passages)}", title=title, text=body, title_is_name=False,
                                     title_in_text=True, ner_text=blank_code(body, spans), terms=terms,
-                                    links=links))
+                                    links=links, cite=cite))
     return passages
 
 
@@ -255,18 +270,21 @@ def _merge_paragraphs(paragraphs: list, max_chars: int) -> list[list]:
     return chunks
 
 
-def _split_text_file(file: Path, rel: str, text: str, max_chars: int) -> list[Passage]:
+def _split_text_file(file: Path, rel: str, text: str, max_chars: int, finder: LineFinder) -> list[Passage]:
     """Split on blank lines, then merge consecutive paragraphs up to ``max_chars``."""
     paragraphs = [" ".join(p.split()) for p in _BLANK_LINES.split(text)]
     paragraphs = [(p,) for p in paragraphs if p]
     if not paragraphs:
         log.warning("skipping %s: empty file", file)
         return []
-    chunks = ["\n".join(p for p, in chunk) for chunk in _merge_paragraphs(paragraphs, max_chars)]
-    return [Passage(id=f"{rel}#{n}", title=rel, text=chunk, title_is_name=False) for n, chunk in enumerate(chunks)]
+    chunks = _merge_paragraphs(paragraphs, max_chars)
+    return [Passage(id=f"{rel}#{n}", title=rel, text="\n".join(p for p, in chunk), title_is_name=False,
+                    cite=Citation(rel, _placed(finder, [p for p, in chunk])))
+            for n, chunk in enumerate(chunks)]
 
 
-def _record_to_passage(path: Path, where: str, record: object, default_id: str) -> Passage:
+def _record_to_passage(path: Path, where: str, record: object, default_id: str,
+                       lines: tuple[int, int] | None = None) -> Passage:
     if isinstance(record, str):
         match = _CHUNK_PREFIX.match(record)
         pid, text = (match.group(1), record[match.end():]) if match else (default_id, record)
@@ -285,7 +303,7 @@ def _record_to_passage(path: Path, where: str, record: object, default_id: str) 
     text = text.strip()
     if not text:
         raise CorpusError(f"{path}:{where}: empty text; remove the record or give it text")
-    return Passage(id=pid, title=title.strip(), text=text)
+    return Passage(id=pid, title=title.strip(), text=text, cite=Citation(path.name, lines, section=title.strip()))
 
 
 def _check_size(where: object, size: int, limit: int) -> None:
@@ -304,22 +322,40 @@ def _load_jsonl(path: Path, limit: int = 0) -> list[Passage]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CorpusError(f"{path}:{lineno}: malformed JSON ({exc.msg}); fix or remove that line") from None
-        passages.append(_record_to_passage(path, f"line {lineno}", record, str(len(passages))))
+        passages.append(_record_to_passage(path, f"line {lineno}", record, str(len(passages)), (lineno, lineno)))
     return passages
 
 
 def _load_json(path: Path, limit: int = 0) -> list[Passage]:
+    raw = read_utf8(path)
     try:
-        data = json.loads(read_utf8(path))
+        data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise CorpusError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
     if not isinstance(data, list):
         raise CorpusError(f"{path}: expected a JSON list of passages (objects with 'text', or strings)")
-    passages = [_record_to_passage(path, f"item {i}", rec, str(i)) for i, rec in enumerate(data)]
+    spans = _item_lines(raw)
+    passages = [_record_to_passage(path, f"item {i}", rec, str(i), spans[i] if i < len(spans) else None)
+                for i, rec in enumerate(data)]
     for i, p in enumerate(passages):
         if limit:
             _check_size(f"{path}: item {i}", len(p.text), limit)
     return passages
+
+
+def _item_lines(raw: str) -> list[tuple[int, int]]:
+    """(first, last) line of each item of a JSON list (decoded one by one to find where each ends)."""
+    decoder, out = json.JSONDecoder(), []
+    pos = raw.index("[") + 1
+    newlines = [i for i, ch in enumerate(raw) if ch == "\n"]
+    while True:
+        while pos < len(raw) and raw[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(raw) or raw[pos] == "]":
+            return out
+        _, end = decoder.raw_decode(raw, pos)
+        out.append((bisect.bisect_right(newlines, pos - 1) + 1, bisect.bisect_right(newlines, end - 1) + 1))
+        pos = end
 
 
 def _check_unique_ids(path: Path, passages: list[Passage]) -> None:

@@ -168,9 +168,19 @@ def clean_inline(text: str) -> str:
         text = _LINK.sub(r"\1", text)
     text = _REF_LINK.sub(r"\1", text)
     text = _AUTOLINK.sub("", text)
-    text = _TAG.sub("", text)
+    text = _TAG.sub(_tag_gap, text)
     text = _HIDDEN.sub(lambda m: code[int(m.group(1))], text)
     return " ".join(text.split())
+
+
+_BLOCK_TAG = re.compile(r"</?(?:td|th|tr|table|thead|tbody|p|div|br|li|ul|ol|dl|dt|dd|h[1-6]|hr|section|details|"
+                        r"summary|blockquote)\b", re.IGNORECASE)
+
+
+def _tag_gap(m: re.Match) -> str:
+    """An HTML tag removed from prose: a block tag (a table cell, a paragraph) leaves a space so
+    that the words on either side stay apart; an inline one (``<abbr>``, ``<b>``) leaves nothing."""
+    return " " if _BLOCK_TAG.match(m.group(0)) else ""
 
 
 def link_pairs(raw: str) -> list[tuple[str, str]]:

@@ -14,6 +14,37 @@ HEADING_SEPARATOR = " › "
 
 
 @dataclass(frozen=True)
+class Citation:
+    """Where a passage comes from, for a reader to open: ``file`` (relative to the input root,
+    ``/``-separated; for a JSONL/JSON corpus the corpus file), ``lines`` ((first, last), 1-based,
+    inclusive; for a PDF, lines of the page's text layer), ``section`` (the heading path, or a
+    record's title) and ``page`` (PDF only, from 1)."""
+
+    file: str
+    lines: tuple[int, int] | None = None
+    section: str = ""
+    page: int | None = None
+
+    def to_json(self) -> dict:
+        out = {"file": self.file, "lines": list(self.lines) if self.lines else None, "section": self.section}
+        if self.page is not None:
+            out["page"] = self.page
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict) -> Citation:
+        lines = d.get("lines")
+        return cls(file=d["file"], lines=(int(lines[0]), int(lines[1])) if lines else None,
+                   section=d.get("section") or "", page=d.get("page"))
+
+    @classmethod
+    def guessed(cls, passage_id: str, title: str) -> Citation:
+        """The citation of a passage stored without one (an index built before citations):
+        the file its id names, the title as the section, no lines."""
+        return cls(file=passage_id.rsplit("#", 1)[0] if "#" in passage_id else "", section=title)
+
+
+@dataclass(frozen=True)
 class Passage:
     """One retrievable unit: a stable id, a title (may be empty) and the text.
 
@@ -24,7 +55,8 @@ class Passage:
     of the passage as ``(surface, label)``: ``HEADING`` (about the whole passage, like a
     title) or ``CODE`` (an identifier, linked to the sentences that contain it). ``links``:
     links to other documents of the corpus as (visible text, the document's title), once
-    resolved by :func:`resolve_links` (raw (text, target) pairs before).
+    resolved by :func:`resolve_links` (raw (text, target) pairs before). ``cite``: where it
+    comes from (:class:`Citation`), None when the reader could not say.
     """
 
     id: str
@@ -35,6 +67,7 @@ class Passage:
     ner_text: str | None = None
     terms: tuple[tuple[str, str], ...] = ()
     links: tuple[tuple[str, str], ...] = ()
+    cite: Citation | None = None
 
     @property
     def _prefix(self) -> str:

@@ -128,7 +128,8 @@ def _sphinx_tolerant():
 
     def directive(name, language, document):
         found, messages = real_directive(name, language, document)
-        return (found if found and name.lower() not in DROP_DIRECTIVES else _Generic), []
+        generic = name.lower() in DROP_DIRECTIVES or name.lower() in CODE_DIRECTIVES   # Sphinx options too
+        return (found if found and not generic else _Generic), []
 
     roles.role, directives.directive = role, directive
     try:

@@ -208,7 +208,7 @@ def test_two_writers_serialise(idx, small_index):
     ids = [r["id"] for r in small_index[1]]
     hold = textwrap.dedent("""
         import sys, time
-        from linearrag.index.store import WriteLock
+        from linearrag.index.lock import WriteLock
         with WriteLock(sys.argv[1]):
             print("locked", flush=True)
             time.sleep(float(sys.argv[2]))

@@ -16,13 +16,13 @@ def markdown_report(report: dict[str, Any]) -> str:
     """A table of every mode (overall), then one table per question type."""
     first = next(iter(report["modes"].values()), {"overall": {}})["overall"]
     columns = FACT_COLUMNS if "factrecall@5" in first else GOLD_COLUMNS
-    head = "| mode | " + " | ".join(columns) + " | fallback % | p50 ms | p95 ms |"
-    sep = "|" + "---|" * (len(columns) + 4)
+    head = "| mode | " + " | ".join(columns) + " | fallback % | linked % | p50 ms | p95 ms |"
+    sep = "|" + "---|" * (len(columns) + 5)
     lines = [f"Questions: {report['questions']} (index {report['index']})", "", head, sep]
     for mode, res in report["modes"].items():
         lat = res["latency_ms"]
         cells = " | ".join(_fmt(res["overall"].get(c)) for c in columns)
-        lines.append(f"| {mode} | {cells} | {_fmt(res.get('fallback_rate'))} | {_fmt(lat['p50'])} | {_fmt(lat['p95'])} |")
+        lines.append(f"| {mode} | {cells} | {_fmt(res.get('fallback_rate'))} | {_fmt(res.get('linked_rate'))} | {_fmt(lat['p50'])} | {_fmt(lat['p95'])} |")
     types = sorted({t for res in report["modes"].values() for t in res["by_type"]})
     if len(types) > 1:
         for qtype in types:

@@ -34,6 +34,7 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
     per_mode_types: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     latencies: dict[str, list[float]] = defaultdict(list)
     fallbacks: dict[str, int] = defaultdict(int)
+    linked: dict[str, int] = defaultdict(int)
     index = retriever.index
     tags = any(p.lowercase_linking == "all" for p in variants.values())
     run = open(run_file, "w", encoding="utf-8") if run_file else None
@@ -46,6 +47,8 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
                     latencies[mode].append(result.timings_ms["total"])
                     if result.fallback:
                         fallbacks[mode] += 1
+                    if any(q.entity for q in result.query_entities):
+                        linked[mode] += 1
                     ids = [p.id for p in result.passages]
                     top_texts = [f"{p.title}\n{p.text}" for p in result.passages[:5]]
                     if question.facts:
@@ -55,7 +58,9 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
                     per_mode_rows[mode].append(row)
                     per_mode_types[mode][question.type or "all"].append(row)
                     if run is not None:
-                        run.write(json.dumps({"id": question.id, "mode": mode, "retrieved": ids},
+                        cites = [{"id": p.id, "file": p.file, "lines": p.lines, "section": p.section}
+                                 | ({"page": p.page} if p.page is not None else {}) for p in result.passages]
+                        run.write(json.dumps({"id": question.id, "mode": mode, "retrieved": ids, "citations": cites},
                                              ensure_ascii=False) + "\n")
                 pbar.update(1)
     finally:
@@ -72,5 +77,7 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
             "latency_ms": {"p50": percentile(latencies[mode], 50), "p95": percentile(latencies[mode], 95)},
             "fallbacks": fallbacks[mode],
             "fallback_rate": round(100.0 * fallbacks[mode] / len(questions), 2) if questions else None,
+            # questions with at least one query entity linked to an entity of the index
+            "linked_rate": round(100.0 * linked[mode] / len(questions), 2) if questions else None,
         }
     return report

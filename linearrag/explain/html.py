@@ -12,7 +12,7 @@ import html
 import json
 from importlib.resources import files
 
-from ..retrieval.results import relevance
+from ..retrieval.results import citation_text, relevance
 
 _CSS = """
 body{font-family:system-ui,"Noto Sans CJK JP","Hiragino Sans",sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
@@ -146,9 +146,11 @@ def query_elements(result: dict) -> list[dict]:
     pid = {p: f"p{i}" for i, p in enumerate(passages)}
     best = max((p["score"] for p in passages.values()), default=0.0)
     for p in passages.values():
+        where = citation_text(p)
         elements.append(_node(pid[p["id"]], f"{p['rank']}. {_short(p['title'] or p['id'], 30)}", "passage",
-                              f"#{p['rank']} [{p['id']}] {p['title']} (relevance {relevance(p['score'], best)} %)"
-                              f"\n\n{p['text']}"))
+                              f"#{p['rank']} {where} {p.get('section') or p['title']} "
+                              f"(relevance {relevance(p['score'], best)} %)" + (f" [{p['id']}]" if where != p["id"] else "")
+                              + f"\n\n{p['text']}", cite=where))
     k = 0
     for name, a in entities.items():
         if a["level"] < 2 or not a.get("sentence"):

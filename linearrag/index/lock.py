@@ -2,16 +2,53 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import logging
+import os
 import shutil
 import sys
 from pathlib import Path
 
 from .directory import collect_garbage
-from ..errors import write_failure
-from .store import WriteLock, current_generation
+from ..errors import IndexFormatError, write_failure
+from .store import LOCK, current_generation
 
 log = logging.getLogger(__name__)
+
+
+class WriteLock:
+    """An exclusive ``flock`` on ``INDEX/LOCK``: one writer at a time. With ``wait`` a second
+    writer blocks until the first is done (saying so on stderr); without, it fails at once."""
+
+    def __init__(self, path: Path, wait: bool = True, on_wait=None):
+        self.path, self.wait, self.on_wait = Path(path), wait, on_wait
+        self._fd: int | None = None
+
+    def __enter__(self) -> WriteLock:
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                os.close(fd)
+                raise
+            if not self.wait:
+                os.close(fd)
+                raise IndexFormatError(f"{self.path}: another process is writing this index; try again when it "
+                                       "is done (or let this one wait: drop --no-wait)") from None
+            if self.on_wait:
+                self.on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
 
 
 def remove_staging(path: Path) -> None:

@@ -11,6 +11,7 @@ names that no segment has embedded yet are encoded (a few per commit).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class GlobalLayer:
     ids: list[str]
     titles: list[str]
     texts: list[str]
+    cites: list[str]                 # per passage, its Citation as compact JSON
     graph: TriGraph
     passage_emb: np.ndarray
     sentence_emb: np.ndarray
@@ -113,6 +115,7 @@ def merge(entries: list[tuple[Segment, int]], all_segments: list[Segment], build
     lexical = LexicalIndex.build([r.tokens for r in records])
     return GlobalLayer(
         ids=[p.id for p in passages], titles=[p.title for p in passages], texts=[p.text for p in passages],
+        cites=[json.dumps(p.cite.to_json(), ensure_ascii=False, separators=(",", ":")) for p in passages],
         graph=graph, passage_emb=passage_emb, sentence_emb=sentence_emb, entity_emb=entity_emb,
         lexical=lexical, fingerprint=fingerprint(passages), aliases_merged=len(builder.merged_aliases),
         new_names=missing, new_names_emb=new_emb, bridge_sentences=int(bridge.sum()),

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis import AnalyzedText, Mention
-from ..passage import Passage
+from ..passage import Citation, Passage
 from ..files import load_array, read_strings, save_array, save_json, write_strings
 from ..jsonl import jsonl_lines
 
@@ -47,17 +47,22 @@ class Record:
     sentences: list[str]
     mentions: list            # per sentence: [key, surface, label] triples
     tokens: list[str]         # BM25 tokens
+    cite: dict | None = None  # Citation.to_json(); None in segments written before citations
 
     def to_json(self) -> dict:
         return {key: getattr(self, name) for name, key in JSON_KEYS.items()}
 
     @classmethod
     def from_json(cls, d: dict) -> Record:
-        return cls(**{name: d[key] for name, key in JSON_KEYS.items()})
+        return cls(**{name: d[key] for name, key in JSON_KEYS.items() if key in d or name not in OPTIONAL_KEYS})
+
+    def citation(self) -> Citation:
+        return Citation.from_json(self.cite) if self.cite else Citation.guessed(self.id, self.title)
 
     def passage(self) -> Passage:
         return Passage(id=self.id, title=self.title, text=self.text, title_is_name=self.title_is_name,
-                       terms=tuple(tuple(t) for t in self.terms), links=tuple(tuple(link) for link in self.links))
+                       terms=tuple(tuple(t) for t in self.terms), links=tuple(tuple(link) for link in self.links),
+                       cite=self.citation())
 
     def analysis(self) -> AnalyzedText:
         return AnalyzedText(sentences=self.sentences,
@@ -84,7 +89,9 @@ class Record:
 
 # field → its key in records.jsonl (the stored format: short keys, this order)
 JSON_KEYS = {"id": "id", "title": "title", "text": "text", "title_is_name": "tin", "title_line": "tl",
-             "source": "src", "terms": "terms", "links": "links", "sentences": "s", "mentions": "m", "tokens": "tok"}
+             "source": "src", "terms": "terms", "links": "links", "sentences": "s", "mentions": "m", "tokens": "tok",
+             "cite": "cite"}
+OPTIONAL_KEYS = {"cite"}   # absent from records written by older versions
 
 
 def record(passage: Passage, analyzed: AnalyzedText, tokens: list[str], source: str) -> Record:
@@ -92,7 +99,8 @@ def record(passage: Passage, analyzed: AnalyzedText, tokens: list[str], source: 
     return Record(id=passage.id, title=passage.title, text=passage.text, title_is_name=passage.title_is_name,
                   title_line=passage.title_line, source=source, terms=[list(t) for t in passage.terms],
                   links=[list(link) for link in passage.links], sentences=analyzed.sentences,
-                  mentions=[[[m.key, m.surface, m.label] for m in ms] for ms in analyzed.mentions], tokens=tokens)
+                  mentions=[[[m.key, m.surface, m.label] for m in ms] for ms in analyzed.mentions], tokens=tokens,
+                  cite=passage.cite.to_json() if passage.cite else None)
 
 
 @dataclass

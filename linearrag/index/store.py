@@ -9,7 +9,7 @@ Layout of an index directory (format version 2; docs/store.md explains the desig
                              every file the generation uses
     seg-000007-0/            a segment (segment.py): analysis and vectors of some passages
     g-000007/                the global layer of generation 7 (merge.py):
-        passage_ids|passage_titles|passage_texts|sentences|entity_keys|entity_names|
+        passage_ids|passage_titles|passage_texts|passage_cites|sentences|entity_keys|entity_names|
         entity_labels .bin + .off.npy + .crc.npy   string columns (a CRC-32 per string)
         C_data|C_indices|C_indptr|M_indices|M_indptr|sentence_passage .npy
         CT_data|CT_indices|CT_indptr|MT_indices|MT_indptr .npy   C and M by entity (transposed)
@@ -29,8 +29,6 @@ read ``CURRENT``, then only files the manifest names, and never write.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import re
@@ -48,6 +46,7 @@ from ..ann import VectorSearch, build_ann
 from .. import validate
 from ..errors import IndexFormatError
 from .meta import IndexMeta
+from ..passage import Citation
 from ..files import (KeyTable, StringColumn, fsync_path, fsync_tree, load_array, load_vector_table, read_strings,
                     save_array, save_json, sha256_file, write_durably, write_key_table, write_strings)
 
@@ -58,6 +57,7 @@ KEEP_GENERATIONS = 3      # manifests (and their files) kept for readers still o
 MANIFEST_NAME = re.compile(r"^manifest-(\d{6,})\.json$")
 _STRINGS = ("passage_ids", "passage_titles", "passage_texts", "sentences", "entity_keys", "entity_names",
             "entity_labels")
+CITES = "passage_cites"   # per passage, its Citation as JSON (since citations; optional when read)
 _ARRAYS = ("C_data", "C_indices", "C_indptr", "M_indices", "M_indptr", "sentence_passage",
            "CT_data", "CT_indices", "CT_indptr", "MT_indices", "MT_indptr", "passage_sentences")
 # Vectors are stored in float16: half the disk and page cache; on every benchmark set the
@@ -115,6 +115,7 @@ class Index:
     generation: int = 0
     entity_lookup: Mapping[str, int] = None    # entity key → row (a KeyTable: nothing parsed at open)
     files: dict[str, list] = field(default_factory=dict, repr=False)   # the manifest's {file: [size, sha256]}
+    passage_cites: StringColumn | None = None   # None in generations written before citations
     _id_to_row: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
@@ -143,6 +144,12 @@ class Index:
     def _checksum(self, name: str) -> str | None:
         entry = self.files.get(f"{self.data_dir.name}/{name}") if self.data_dir is not None else None
         return entry[1] if entry else None
+
+    def citation(self, row: int) -> Citation:
+        """Where passage ``row`` comes from (file, lines, section, page)."""
+        if self.passage_cites is None:
+            return Citation.guessed(self.passage_ids[row], self.passage_titles[row])
+        return Citation.from_json(json.loads(self.passage_cites[row]))
 
     def row_of(self, passage_id: str) -> int | None:
         if not self._id_to_row:
@@ -234,6 +241,7 @@ def _load(path: Path, mmap: bool, checked: bool = True) -> Index:
                                    f"the index is damaged, rebuild it (linearrag check {path})")
     try:
         cols = {name: read_strings(data, name, checked) for name in _STRINGS}
+        cites = read_strings(data, CITES, checked) if f"{manifest['global']}/{CITES}.bin" in manifest["files"] else None
         arrays = {name: load_array(data / f"{name}.npy", mmap=mmap, random_access=True) for name in _ARRAYS}
         embs = [load_vector_table(data / f"{name}.npy", mmap=mmap) for name in _EMBEDDINGS]
         counts = meta.get("counts", {})
@@ -249,7 +257,8 @@ def _load(path: Path, mmap: bool, checked: bool = True) -> Index:
     dim = meta.get("embedding", {}).get("dim")
     expected = {
         "passage ids": (n_p, len(cols["passage_ids"])), "passage titles": (n_p, len(cols["passage_titles"])),
-        "passage texts": (n_p, len(cols["passage_texts"])), "sentences": (n_s, len(cols["sentences"])),
+        "passage texts": (n_p, len(cols["passage_texts"])),
+        "passage citations": (n_p, len(cites) if cites is not None else n_p), "sentences": (n_s, len(cols["sentences"])),
         "entity keys": (n_e, len(cols["entity_keys"])), "entity names": (n_e, len(cols["entity_names"])),
         "entity labels": (n_e, len(cols["entity_labels"])),
         "sentence_passage": (n_s, len(arrays["sentence_passage"])),
@@ -275,7 +284,7 @@ def _load(path: Path, mmap: bool, checked: bool = True) -> Index:
     return Index(path=path, meta=meta, passage_ids=cols["passage_ids"], passage_titles=cols["passage_titles"],
                  passage_texts=cols["passage_texts"], graph=graph, passage_emb=embs[0], sentence_emb=embs[1],
                  entity_emb=embs[2], data_dir=data, generation=manifest["generation"], entity_lookup=lookup,
-                 files=manifest["files"])
+                 files=manifest["files"], passage_cites=cites)
 
 
 def _damaged(path: Path, manifest: dict, exc: validate.Damaged) -> IndexFormatError:
@@ -285,46 +294,12 @@ def _damaged(path: Path, manifest: dict, exc: validate.Damaged) -> IndexFormatEr
 
 # ---- writing -----------------------------------------------------------------------------
 
-class WriteLock:
-    """An exclusive ``flock`` on ``INDEX/LOCK``: one writer at a time. With ``wait`` a second
-    writer blocks until the first is done (saying so on stderr); without, it fails at once."""
-
-    def __init__(self, path: Path, wait: bool = True, on_wait=None):
-        self.path, self.wait, self.on_wait = Path(path), wait, on_wait
-        self._fd: int | None = None
-
-    def __enter__(self) -> WriteLock:
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                os.close(fd)
-                raise
-            if not self.wait:
-                os.close(fd)
-                raise IndexFormatError(f"{self.path}: another process is writing this index; try again when it "
-                                       "is done (or let this one wait: drop --no-wait)") from None
-            if self.on_wait:
-                self.on_wait()
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-
-
 def write_global(directory: Path, layer, sources: dict[str, str]) -> None:
     """Write a generation's global layer (a :class:`merge.GlobalLayer`) into a new directory."""
     directory.mkdir()
     g = layer.graph
     for name, values in (("passage_ids", layer.ids), ("passage_titles", layer.titles),
-                         ("passage_texts", layer.texts), ("sentences", g.sentences), ("entity_keys", g.entity_keys),
+                         ("passage_texts", layer.texts), (CITES, layer.cites), ("sentences", g.sentences), ("entity_keys", g.entity_keys),
                          ("entity_names", g.entity_names), ("entity_labels", g.entity_labels)):
         write_strings(directory, name, values)
     for name, arr in (("C_data", g.C.data.astype(np.float32)), ("C_indices", g.C.indices), ("C_indptr", g.C.indptr),
@@ -390,5 +365,5 @@ def next_generation(manifest: dict | None) -> int:
     return (manifest["generation"] if manifest else 0) + 1
 
 
-__all__ = ["Index", "load_index", "read_meta", "read_manifest", "current_generation", "WriteLock",
+__all__ = ["Index", "load_index", "read_meta", "read_manifest", "current_generation",
            "write_global", "write_graph_extras", "commit", "file_table", "FORMAT_VERSION", "MANIFEST_NAME"]

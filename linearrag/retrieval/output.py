@@ -64,9 +64,12 @@ class Output:
                 order = np.lexsort((active, -scores[levels > 0]))
                 ents = [graph.entity_names[e] for e in active[order].tolist()]
             source = linked[rank - 1] if rank <= len(linked) else -1
+            cite = idx.citation(row)
             hits.append(PassageHit(rank=rank, id=idx.passage_ids[row], title=idx.passage_titles[row],
                                    score=round(float(score), 8), text=idx.passage_texts[row], entities=ents,
-                                   linked_from=idx.passage_ids[int(rows[source])] if source >= 0 else None))
+                                   linked_from=idx.passage_ids[int(rows[source])] if source >= 0 else None,
+                                   file=cite.file, lines=list(cite.lines) if cite.lines else None,
+                                   section=cite.section, page=cite.page))
         return hits
 
     def activated(self, activation, limit: int) -> list[ActivatedEntity]:

@@ -32,6 +32,14 @@ class PassageHit:
     text: str
     entities: list[str] = field(default_factory=list)  # activated entities the passage contains
     linked_from: str | None = None   # placed here because this passage above it names it (linked selection)
+    file: str = ""                   # the source file, relative to the input root (JSONL: the corpus file)
+    lines: list[int] | None = None   # [first, last] line in that file, 1-based, inclusive
+    section: str = ""                # the heading path (a record's title)
+    page: int | None = None          # PDF page, from 1
+
+    @property
+    def citation(self) -> str:
+        return citation_text(asdict(self))
 
 
 @dataclass
@@ -97,8 +105,9 @@ class QueryResult:
         reached = {a.entity: a for a in self.activated_entities if a.level >= 2}
         best = max((p.score for p in self.passages), default=0.0)
         for p in self.passages:
-            title = f" {p.title}" if p.title else ""
-            lines.append(f"  {p.rank}. [{p.id}]{title} (relevance {relevance(p.score, best)} %)")
+            title = f" {p.section or p.title}" if (p.section or p.title) else ""
+            where = p.citation if p.citation == p.id else f"{p.citation} [{p.id}]"
+            lines.append(f"  {p.rank}. {where}{title} (relevance {relevance(p.score, best)} %)")
             if p.linked_from:
                 lines.append(f"     named by [{p.linked_from}] above")
             if p.entities:
@@ -110,6 +119,20 @@ class QueryResult:
             snippet = p.text if len(p.text) <= 300 else p.text[:297] + "..."
             lines.append(f"     {snippet}")
         return lines
+
+
+def citation_text(passage: dict) -> str:
+    """A passage's citation as people write it (from the query JSON of one passage):
+    ``path:first-last`` (``path:n`` for one line), ``path p. 3`` for a PDF page, else the id."""
+    file, lines, page = passage.get("file"), passage.get("lines"), passage.get("page")
+    if not file:
+        return passage["id"]
+    if page is not None:
+        return f"{file} p. {page}"
+    if not lines:
+        return file
+    first, last = lines
+    return f"{file}:{first}" + (f"-{last}" if last != first else "")
 
 
 SHOWN_SEEDS = 12      # seeds listed by name in the text view (then "+N more")
