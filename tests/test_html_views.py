@@ -151,3 +151,44 @@ def test_markup_in_texts_titles_ids_and_names_never_runs(browser, sample_retriev
         assert page.evaluate("window.__pwned") is None, name
         assert HOSTILE.split("\u2028")[0] in page.locator("#list").inner_text(), name   # shown as text
         page.close()
+
+
+def _crowded_result() -> dict:
+    """A documentation query as the engine returns it without a linked name: 40 evidence seeds,
+    20 reached entities on two levels, a term of the question, 5 passages."""
+    seeds = [{"entity": f"seed entity number {i} with a rather long name", "score": 0.9 - i / 100, "level": 1,
+              "sentence": None, "passage_id": None} for i in range(40)]
+    reached = [{"entity": f"reached {i}", "score": 0.5, "level": 2 + i % 2, "sentence": f"seed entity number {i} "
+                f"with a rather long name meets reached {i}.", "passage_id": "cli.rst#1"} for i in range(20)]
+    passages = [{"rank": k + 1, "id": f"cli.rst#{k}", "title": "CLI › Run", "score": 1.0 / (k + 1), "text": "Run it.",
+                 "entities": ["seed entity number 0 with a rather long name", "reached 0"], "linked_from": None,
+                 "file": "cli.rst", "lines": [10 * k + 1, 10 * k + 8], "section": "CLI › Run", "page": None}
+                for k in range(5)]
+    return {"query": "what does --app do?", "mode": "linearrag", "activated_entities": seeds + reached,
+            "query_entities": [{"surface": "--app", "entity": "reached 1", "similarity": 1.0, "how": "term"}],
+            "activated_count": 60, "passages": passages, "fallback": None, "evidence_passages": ["cli.rst#1"]}
+
+
+def test_a_crowded_query_view_stays_readable(browser, tmp_path):
+    """40 seeds no longer sit in one row of overlapping labels: columns by level, at most
+    PER_COLUMN nodes each and a "+N more" node, and no two labels overlap on screen."""
+    from linearrag.explain.html import PER_COLUMN, query_elements, query_html
+
+    result = _crowded_result()
+    page, errors, requests, file = _open(browser, tmp_path, "crowded", query_html(result))
+    elements = query_elements(result)
+    _check_page(page, errors, requests, file, elements, tmp_path, "crowded")
+    boxes = page.evaluate("""() => cy.nodes().map(n => { const b = n.renderedBoundingBox({includeLabels: true});
+        return [n.data('label'), b.x1, b.y1, b.x2, b.y2]; })""")
+    for i, (a, *p) in enumerate(boxes):
+        for b, *q in boxes[i + 1:]:
+            apart = p[2] <= q[0] or q[2] <= p[0] or p[3] <= q[1] or q[3] <= p[1]
+            assert apart, (a, b)
+    labels = [b[0] for b in boxes]
+    assert "+28 more" in labels and sum(1 for x in labels if x.startswith("seed entity")) == PER_COLUMN
+    assert "1. cli.rst:1-8" in labels
+    columns = page.evaluate("""() => ['question', 'evidence', 'entity', 'passage'].map(k =>
+        Math.round(cy.nodes('[kind = "' + k + '"]')[0].position('x')))""")
+    assert columns == sorted(columns) and len(set(columns)) == 4   # left to right by level
+    assert "seed entity number 39" in page.locator("#list").inner_text()   # the rest, behind "+28 more"
+    page.close()

@@ -40,6 +40,13 @@ _JS = """
       {selector: 'node[kind = "passage"]', style: {'shape': 'round-rectangle', 'background-color': '#f2b35b',
         'width': 30, 'height': 18}},
       {selector: 'node[kind = "seed"]', style: {'background-color': '#d9534f', 'width': 28, 'height': 28}},
+      {selector: 'node[kind = "evidence"]', style: {'background-color': '#e89ab0'}},
+      {selector: 'node[kind = "question"]', style: {'background-color': '#8e6cc0', 'shape': 'diamond'}},
+      {selector: 'node[kind = "more"]', style: {'background-color': '#ddd', 'shape': 'round-rectangle', 'width': 34,
+        'height': 16}},
+      {selector: 'node[level], node[kind = "question"], node[kind = "passage"], node[kind = "more"]',
+        style: {'text-halign': 'right', 'text-valign': 'center', 'text-margin-x': 6, 'text-wrap': 'ellipsis',
+        'text-max-width': 200}},
       {selector: 'node[kind = "community"]', style: {'background-color': '#6fbf73', 'width': 'data(size)',
         'height': 'data(size)'}},
       {selector: 'edge', style: {'width': 1.5, 'line-color': '#bbb', 'target-arrow-color': '#bbb',
@@ -71,6 +78,7 @@ def _payload_script(payload: dict) -> str:
     return f'<script type="application/json" id="data">{text}</script>'
 
 
+_LEVELS = {"name": "preset", "fit": True, "padding": 24}   # query view: positions by level (query_elements)
 _TREE = {"name": "breadthfirst", "directed": True, "spacingFactor": 1.1, "padding": 20}
 # Communities with their members around them; no randomness, so the picture is repeatable.
 _CLUSTERS = {"name": "cose", "randomize": False, "animate": False, "padding": 20, "nodeRepulsion": 9000,
@@ -106,8 +114,11 @@ def _short(text: str | None, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _node(node_id: str, label: str, kind: str, detail: str, **extra) -> dict:
-    return {"data": {"id": node_id, "label": label, "kind": kind, "detail": detail, **extra}}
+def _node(node_id: str, label: str, kind: str, detail: str, position: dict | None = None, **extra) -> dict:
+    node = {"data": {"id": node_id, "label": label, "kind": kind, "detail": detail, **extra}}
+    if position is not None:
+        node["position"] = position
+    return node
 
 
 def _edge(edge_id: str, source: str, target: str, detail: str, short: str = "") -> dict:
@@ -130,53 +141,121 @@ def _seed_label(result: dict) -> str:
     return "seed (named in the question)"
 
 
+PER_COLUMN = 12     # nodes drawn per column of the query view; the rest behind "+N more"
+_ROW, _COLUMN = 40, 270   # px between rows, between columns (labels are cut to fit a column)
+_LABEL_CHARS = 34
+
+
+def _columns(result: dict) -> list[tuple[str, list[dict]]]:
+    """The query view's columns, left to right: the question's terms, the seeds (named in the
+    question, then evidence seeds), each further level of reached entities, the passages."""
+    entities = result.get("activated_entities", [])
+    named = {q["entity"] for q in result.get("query_entities", []) if q.get("entity")}
+    terms = [q for q in result.get("query_entities", []) if q.get("entity")]
+    seeds = [a for a in entities if a["level"] == 1]
+    columns = [("question", terms), ("seeds", sorted(seeds, key=lambda a: a["entity"] not in named))]
+    for level in sorted({a["level"] for a in entities if a["level"] >= 2}):
+        columns.append((f"level {level}", [a for a in entities if a["level"] == level]))
+    columns.append(("passages", list(result.get("passages", []))))
+    return [(name, items) for name, items in columns if items]
+
+
+def _position(column: int, row: int) -> dict:
+    return {"x": column * _COLUMN, "y": row * _ROW}
+
+
 def query_elements(result: dict) -> list[dict]:
-    """Graph elements of a query result (the query JSON): activated entities by level, the
-    ranked passages, bridging edges labelled with their sentences, passage → entity edges."""
+    """Graph elements of a query result (the query JSON), laid out by level: the question's
+    terms, the seeds, each level of reached entities, the ranked passages, one column each
+    (at most ``PER_COLUMN`` nodes, then one "+N more" node listing the rest); edges: term →
+    its entity, bridging edges (detail: the sentence), passage → entity, linked selection."""
     elements: list[dict] = []
+    ids: dict[str, str] = {}
+    seed_label, evidence = _seed_label(result), bool(result.get("evidence_passages"))
+    named = {q["entity"] for q in result.get("query_entities", []) if q.get("entity")}
+    best = max((p["score"] for p in result.get("passages", [])), default=0.0)
+    for col, (name, items) in enumerate(_columns(result)):
+        shown, rest = items[:PER_COLUMN], items[PER_COLUMN:]
+        for row, item in enumerate(shown):
+            elements.append(_column_node(name, item, seed_label, evidence, named, best, ids,
+                                         position=_position(col, row)))
+        if rest:
+            listed = "\n".join(_item_name(name, item) for item in rest)
+            elements.append(_node(f"more{col}", f"+{len(rest)} more", "more", f"{name}: {len(rest)} more\n{listed}",
+                                  position=_position(col, len(shown))))
+    elements.extend(_query_edges(result, ids))
+    return elements
+
+
+def _item_name(column: str, item: dict) -> str:
+    if column == "question":
+        return item["surface"]
+    if column == "passages":
+        return citation_text(item)
+    return item["entity"]
+
+
+def _column_node(column: str, item: dict, seed_label: str, evidence: bool, named: set, best: float,
+                 ids: dict[str, str], position: dict) -> dict:
+    if column == "question":
+        node_id = ids.setdefault(f"q:{item['surface']}", f"q{len(ids)}")
+        return _node(node_id, _short(item["surface"], _LABEL_CHARS), "question",
+                     f"{item['surface']} — in the question, linked to {item['entity']} ({item['how']})",
+                     position=position)
+    if column == "passages":
+        node_id = ids.setdefault(f"p:{item['id']}", f"p{len(ids)}")
+        where = citation_text(item)
+        detail = (f"#{item['rank']} {where} {item.get('section') or item['title']} "
+                  f"(relevance {relevance(item['score'], best)} %)" + (f" [{item['id']}]" if where != item["id"] else "")
+                  + f"\n\n{item['text']}")
+        return _node(node_id, _short(f"{item['rank']}. {where}", _LABEL_CHARS), "passage", detail, cite=where,
+                     position=position)
+    name = item["entity"]
+    node_id = ids.setdefault(f"e:{name}", f"e{len(ids)}")
+    if item["level"] == 1:
+        kind, label = ("seed", "seed (named in the question)") if name in named or not evidence else \
+            ("evidence", seed_label)
+        return _node(node_id, _short(name, _LABEL_CHARS), kind, f"{name} — {label}, score {item['score']:.2f}",
+                     level=1, position=position)
+    return _node(node_id, _short(name, _LABEL_CHARS), "entity",
+                 f"{name} — level {item['level']}, score {item['score']:.2f}\nreached through "
+                 f"[{item['passage_id']}]:\n{item['sentence']}", level=item["level"], position=position)
+
+
+def _query_edges(result: dict, ids: dict[str, str]) -> list[dict]:
+    """Edges between drawn nodes only (a node behind "+N more" has none)."""
+    edges: list[dict] = []
     entities = {a["entity"]: a for a in result.get("activated_entities", [])}
-    ids = {name: f"e{i}" for i, name in enumerate(entities)}
-    seed = _seed_label(result)
-    for name, a in entities.items():
-        detail = (f"{name} — {seed}, score {a['score']:.2f}" if a["level"] == 1 else
-                  f"{name} — level {a['level']}, score {a['score']:.2f}\nreached through [{a['passage_id']}]:\n"
-                  f"{a['sentence']}")
-        elements.append(_node(ids[name], name, "seed" if a["level"] == 1 else "entity", detail, level=a["level"]))
-    passages = {p["id"]: p for p in result.get("passages", [])}
-    pid = {p: f"p{i}" for i, p in enumerate(passages)}
-    best = max((p["score"] for p in passages.values()), default=0.0)
-    for p in passages.values():
-        where = citation_text(p)
-        elements.append(_node(pid[p["id"]], f"{p['rank']}. {_short(p['title'] or p['id'], 30)}", "passage",
-                              f"#{p['rank']} {where} {p.get('section') or p['title']} "
-                              f"(relevance {relevance(p['score'], best)} %)" + (f" [{p['id']}]" if where != p["id"] else "")
-                              + f"\n\n{p['text']}", cite=where))
-    k = 0
+
+    def add(prefix: str, source: str | None, target: str | None, detail: str) -> None:
+        if source and target:
+            edges.append(_edge(f"{prefix}{len(edges)}", source, target, detail))
+
+    for q in result.get("query_entities", []):
+        if q.get("entity"):
+            add("t", ids.get(f"q:{q['surface']}"), ids.get(f"e:{q['entity']}"), f"{q['surface']} → {q['entity']}")
     for name, a in entities.items():
         if a["level"] < 2 or not a.get("sentence"):
             continue
         sentence = a["sentence"].casefold()
-        sources = [ids[o] for o, b in entities.items() if b["level"] < a["level"] and o.casefold() in sentence]
-        if not sources and a.get("passage_id") in pid:
-            sources = [pid[a["passage_id"]]]
+        sources = [ids[f"e:{o}"] for o, b in entities.items()
+                   if b["level"] < a["level"] and o.casefold() in sentence and f"e:{o}" in ids]
+        if not sources and f"p:{a.get('passage_id')}" in ids:
+            sources = [ids[f"p:{a['passage_id']}"]]
         for s in sources[:2]:
-            elements.append(_edge(f"b{k}", s, ids[name], f"[{a['passage_id']}] {a['sentence']}", _short(a["sentence"])))
-            k += 1
-    for p in passages.values():
+            add("b", s, ids.get(f"e:{name}"), f"[{a['passage_id']}] {a['sentence']}")
+    for p in result.get("passages", []):
         for name in p.get("entities", []):
-            if name in ids:
-                elements.append(_edge(f"c{k}", pid[p["id"]], ids[name], f"[{p['id']}] contains {name}"))
-                k += 1
-        source = p.get("linked_from")
-        if source in pid:   # linked selection: the passage above names this one's title
-            elements.append(_edge(f"l{k}", pid[source], pid[p["id"]],
-                                  f"[{source}] names {p['title'] or p['id']} [{p['id']}]", "names"))
-            k += 1
-    return elements
+            add("c", ids.get(f"p:{p['id']}"), ids.get(f"e:{name}"), f"[{p['id']}] contains {name}")
+        if p.get("linked_from"):   # linked selection: the passage above names this one's title
+            add("l", ids.get(f"p:{p['linked_from']}"), ids.get(f"p:{p['id']}"),
+                f"[{p['linked_from']}] names {p['title'] or p['id']} [{p['id']}]")
+    return edges
 
 
 def _list_html(elements: list[dict], node_title: str, edge_title: str) -> str:
-    nodes = [_li("node", e["data"]["detail"].split("\n")[0]) for e in elements if "source" not in e["data"]]
+    nodes = [_li("node", e["data"]["detail"].replace("\n", ", ", 1).replace("\n", "; ") if e["data"]["kind"] == "more"
+                 else e["data"]["detail"].split("\n")[0]) for e in elements if "source" not in e["data"]]
     edges = [_li("edge", e["data"]["detail"]) for e in elements if "source" in e["data"]]
     return _list(node_title, nodes) + _list(edge_title, edges)
 
@@ -186,9 +265,11 @@ def query_html(result: dict) -> str:
     elements = query_elements(result)
     sub = (f"mode {result.get('mode')}; " + (f"fallback: {result['fallback']}" if result.get("fallback") else
            f"{len(result.get('activated_entities', []))} activated entities, {len(result.get('passages', []))} passages"))
-    legend = (f"<span>red: {html.escape(_seed_label(result))}</span><span>blue: reached entity</span>"
-              "<span>orange: passage</span>")
-    return _page(result.get("query", ""), sub, elements, _list_html(elements, "Entities and passages", "Links"), legend)
+    legend = ("<span>purple: a term of the question</span><span>red: seed named in the question</span>"
+              "<span>pink: evidence seed (an entity of a passage the query alone ranks best)</span>"
+              "<span>blue: reached entity (columns: level 2, 3, …)</span><span>orange: passage</span>")
+    return _page(result.get("query", ""), sub, elements, _list_html(elements, "Entities and passages", "Links"), legend,
+                 layout=_LEVELS)
 
 
 def path_elements(result: dict) -> list[dict]:
