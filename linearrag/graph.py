@@ -177,13 +177,24 @@ class GraphBuilder:
         df = np.bincount(C.indices, minlength=C.shape[1])
         max_df = max(self.term_max_df * self._n_passages, TERM_MAX_DF_FLOOR)
         keep = np.ones(C.shape[1], dtype=bool)
+        keys = [""] * C.shape[1]
+        for key, idx in self._entity_index.items():
+            keys[idx] = key
         for e, labels in enumerate(self._labels):
-            if set(labels) <= TERM_LABELS:
+            if set(labels) == {"TERM"} and _bare_word(keys[e]):
+                keep[e] = False   # "way", "step", "variety": a word, not a term of the corpus
+            elif set(labels) <= TERM_LABELS:
                 keep[e] = df[e] <= max_df and (df[e] >= self.term_min_df or set(labels) != {"TERM"})
         return keep
 
 
 TERM_MAX_DF_FLOOR = 20
+
+
+def _bare_word(key: str) -> bool:
+    """A one-word key of letters only ("variety", "blueprint"): as a noun-phrase term alone it
+    is debris; the same word as a heading ("Blueprints"), an identifier in code or a name stays."""
+    return key.isalpha()
 
 
 def _short_forms(analyzed: AnalyzedText, title_key: str, title: str) -> dict[str, tuple[str, str]]:
