@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from . import lang as languages
 from .errors import ModelMismatchError
+from .lang.code import technical_terms
 from .lang.scripts import is_hiragana_only
 from .normalize import is_dropped_label, is_usable_entity, normalize_entity, singular_key
 from .textsplit import spans
@@ -42,6 +43,7 @@ class NameCandidate:
     start: int     # character offsets in the query
     end: int
     named: bool = True  # holds a capitalised word (or is not English); False: a lowercase phrase
+    bare: bool = False  # one lowercase word ("flask", "gunicorn"): links only a name of the index
 
 
 @dataclass
@@ -327,4 +329,17 @@ def candidate_ngrams(doc, language) -> list[NameCandidate]:
             if is_usable_entity(key) and not is_hiragana_only(key):
                 for variant in language.key_variants(key):
                     out.append(NameCandidate(variant, surface, starts[i], ends[last], named or not by_case))
+    seen = {(c.key, c.start, c.end) for c in out}
+    if by_case:   # a name typed in lowercase ("gunicorn"): one word, letters only, no stop word
+        for k, tok in enumerate(toks):
+            key = normalize_entity(tok.text)
+            bare = tok.text.isalpha() and tok.text.islower() and not stop[k] and len(key) > 2
+            if bare and (key, starts[k], ends[k]) not in seen:
+                seen.add((key, starts[k], ends[k]))
+                out.append(NameCandidate(key, tok.text, starts[k], ends[k], False, bare=True))
+    for start, end, surface in technical_terms(text):   # what a prose tokenizer cuts: "@app.errorhandler(404)"
+        key = normalize_entity(surface)
+        if is_usable_entity(key) and (key, start, end) not in seen:
+            seen.add((key, start, end))
+            out.append(NameCandidate(key, surface, start, end, not by_case))
     return out

@@ -25,6 +25,7 @@ JAPANESE_DROPPED_LABELS = frozenset({
 
 _ARTICLE = re.compile(r"^(the|a|an)\s+", re.IGNORECASE)
 _EDGE_PUNCT = re.compile(r"^[\s\W_]+|[\s\W_]+$", re.UNICODE)
+_OPTION = re.compile(r"^-{1,2}(?=[A-Za-z])")   # "--reload", "-v": the dashes are part of the option
 _POSSESSIVE = re.compile(r"(?:'s|’s|')$")
 _SMALL_KANA = str.maketrans("ァィゥェォッャュョヮヵヶぁぃぅぇぉっゃゅょゎ", "アイウエオツヤユヨワカケあいうえおつやゆよわ")
 # A trailing long-vowel mark on katakana words of 4+ chars is optional in common
@@ -44,12 +45,18 @@ def normalize_entity(text: str) -> str:
     'beatles'
     >>> normalize_entity("コンピューター") == normalize_entity("コンピュータ")
     True
+    >>> normalize_entity("--App")
+    '--app'
+    
     """
     text = unicodedata.normalize("NFKC", text)
     text = " ".join(text.split())
     text = _ARTICLE.sub("", text)
     text = _POSSESSIVE.sub("", text)
+    option = _OPTION.match(text)
     text = _EDGE_PUNCT.sub("", text).casefold()
+    if option:
+        text = option.group(0) + text
     if any("\u30A0" <= ch <= "\u30FF" for ch in text):
         text = _TRAILING_CHOON.sub("", text.translate(_SMALL_KANA))
     return text

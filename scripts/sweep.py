@@ -19,6 +19,7 @@ from linearrag.commands import pin_query_threads
 pin_query_threads()
 
 import argparse
+import itertools
 import json
 import subprocess
 import sys
@@ -43,6 +44,8 @@ GRID = {
     "fusion": ["auto", "min"],
     "rrf_weight": [0.5, 1.0, 2.0],
     "sentence_voter": [0.0, 0.25, 0.5, 1.0, 2.0],
+    "term_evidence": ["off", "documents"],
+    "term_seed_weight": [0.1, 0.3, 1.0],
 }
 
 
@@ -73,6 +76,9 @@ def main() -> int:
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--params", default=",".join(GRID),
                     help="sweep only these parameters of the grid (comma-separated; default: all of them)")
+    ap.add_argument("--joint", action="store_true",
+                    help="try every combination of the --params values (parameters that act together) instead "
+                         "of one parameter at a time")
     ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
     ap.add_argument("--output", default=str(ROOT / "docs" / "sweep.json"),
                     help="where to save the result (benchmark_report.py puts it in docs/benchmarks.md)")
@@ -116,16 +122,17 @@ def main() -> int:
     start = evaluate(best, "A")
     best_score = mean(start)
     trace = []
-    for name, values in grid.items():
-        for value in values:
-            candidate = best.with_overrides({name: value})
-            if candidate == best:
-                continue
-            scores = evaluate(candidate, "A")
-            trace.append({"param": name, "value": value, "A": scores, "mean": round(mean(scores), 2)})
-            print(f"  {name}={value}: {mean(scores):.2f} (best {best_score:.2f})", file=sys.stderr)
-            if mean(scores) > best_score + 0.05:   # ignore differences of a question or so
-                best, best_score = candidate, mean(scores)
+    steps = ([dict(zip(grid, combo)) for combo in itertools.product(*grid.values())] if args.joint
+             else [{name: value} for name, values in grid.items() for value in values])
+    for step in steps:
+        candidate = (RetrievalParams().with_overrides({"top_k": 10}) if args.joint else best).with_overrides(step)
+        if candidate == best:
+            continue
+        scores = evaluate(candidate, "A")
+        trace.append({"params": step, "A": scores, "mean": round(mean(scores), 2)})
+        print(f"  {step}: {mean(scores):.2f} (best {best_score:.2f})", file=sys.stderr)
+        if mean(scores) > best_score + 0.05:   # ignore differences of a question or so
+            best, best_score = candidate, mean(scores)
     defaults = RetrievalParams().with_overrides({"top_k": 10})
     result = {
         "chosen": {k: getattr(best, k) for k in grid},

@@ -102,11 +102,35 @@ def test_lowercase_two_hop_question_reaches_both_pages(docs_index):
     from linearrag import RetrievalParams, Retriever
 
     retriever = Retriever.from_path(docs_index)
-    result = retriever.query("how do i break a reference cycle, and what does the replacement pointer do to its value?",
-                             RetrievalParams(top_k=3, lowercase_linking="phrases"))
+    question = "how do i break a reference cycle, and what does the replacement pointer do to its value?"
+    default = retriever.query(question, RetrievalParams(top_k=3))   # the term, with evidence seeds
+    assert {"memory/reference-counting.md#1", "memory/weak-references.md#0"} <= {p.id for p in default.passages}
+    # the term alone seeds (term_evidence off): the walk reaches the second page's term in a hop
+    result = retriever.query(question, RetrievalParams(top_k=3, lowercase_linking="phrases", term_evidence="off"))
     assert result.fallback is None
     assert any(q.entity and q.entity.lower().startswith("reference cycle") for q in result.query_entities)
     ids = [p.id for p in result.passages]
     assert "memory/reference-counting.md#1" in ids and "memory/weak-references.md#0" in ids
     weak = {a.entity.lower(): a for a in result.activated_entities}.get("weak reference")
     assert weak is not None and weak.level == 2 and weak.passage_id == "memory/reference-counting.md#1"
+
+
+def test_a_docs_question_links_its_terms_and_cites_lines(docs_index):
+    """Defaults on documents: the question's identifier and lowercase tool name link to index
+    entities, the evidence seeds join them, every passage cites lines that hold its words."""
+    from linearrag import RetrievalParams, Retriever
+    from linearrag.lines import words_held
+
+    retriever = Retriever.from_path(docs_index)
+    result = retriever.query("how do i filter which tests run with cargo test?", RetrievalParams(top_k=3))
+    linked = {q.surface: q for q in result.query_entities if q.entity}
+    assert "cargo test" in linked and linked["cargo test"].how == "term"
+    assert result.evidence_passages                    # terms alone are weak seeds on documents
+    assert result.passages[0].id == "tools/testing.md#0"
+    for p in result.passages:
+        assert p.file and p.lines and p.section, p
+    pages = {rel: text.split("\n") for rel, text in {**PAGES, **CODE_PAGES}.items()}
+    for p in result.passages:
+        assert words_held(p.text, pages[p.file], *p.lines) == [], (p.id, p.lines)
+    keys = set(retriever.index.graph.entity_keys)
+    assert not keys & {"way", "value", "owner", "code", "time"}   # bare words are debris, never entities

@@ -88,8 +88,10 @@ class English(Language):
 
 
 def looks_like_code(word: str) -> bool:
-    """get_current_user, --proxy-headers, url_for, h11: an identifier, not a word."""
-    return any(ch in "_.-:/" or ch.isdigit() for ch in word.strip("-")) or word.startswith("--")
+    """get_current_user, --proxy-headers, url_for, h11, getElementById: an identifier, not a word."""
+    word = word.strip()
+    return (any(ch in "_.-:/" or ch.isdigit() for ch in word.strip("-")) or word.startswith("--")
+            or (word[:1].islower() and any(ch.isupper() for ch in word[1:]) and " " not in word))
 
 
 def english_terms(doc, entities: list) -> list:

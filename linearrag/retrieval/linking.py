@@ -12,6 +12,11 @@ from ..lang import looks_like_code
 from .results import QueryEntity
 
 
+# Labels a bare lowercase query word may not link: a noun-phrase term ("blueprint"), a heading
+# or a link target ("Files", "Setup") are words of the corpus, not names typed in lowercase.
+BARE_REFUSED = frozenset({"TERM", "HEADING", "LINK"})
+
+
 def maximal_matches(ngrams: Sequence[NameCandidate], lookup: dict[str, int]) -> list[NameCandidate]:
     """The n-grams whose key is an index entity, dropping those whose span lies inside a
     longer match's span (token spans, not substrings: "Ran" is no part of "Grand Canyon"),
@@ -76,6 +81,7 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
                   ngram_linking: bool = True, lowercase: str = "phrases",
                   aliases: dict[str, str] | None = None,
                   nearest: Callable[[np.ndarray], tuple[int, float]] | None = None,
+                  entity_labels: Sequence[str] | None = None,
                   ) -> tuple[dict[int, float], list[QueryEntity], set[int]]:
     """Seeds (entity → score), the report of what the query was linked to, and the entities
     the query names only inside a longer linked name ("Burgundy" in "Beatrice I, Countess of
@@ -89,6 +95,8 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
     without a capitalised word may name an entity: "none", "phrases" (two or more words, "path
     parameter", or an identifier, "get_current_user") or "all" (single nouns too, "lifespan").
     ``aliases`` (alias key → canonical key, from the index) is applied to every key first.
+    A bare lowercase word ("gunicorn") links, with "phrases", only an entity whose label is a
+    name's (``entity_labels``; a noun-phrase term "blueprint" is not): a name typed in lowercase.
     """
     if aliases:
         ngrams = [replace(c, key=aliases.get(c.key, c.key)) for c in ngrams]
@@ -99,7 +107,9 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
         lookup = lookup.resolve([c.key for c in ngrams] + [m.key for m in mentions])
     if lowercase != "all":
         ngrams = [c for c in ngrams if c.named or (lowercase == "phrases" and (
-            " " in c.surface.strip() or looks_like_code(c.surface)))]
+            " " in c.surface.strip() or looks_like_code(c.surface) or (
+                c.bare and entity_labels is not None and c.key in lookup
+                and entity_labels[lookup[c.key]] not in BARE_REFUSED)))]
     matched = maximal_matches(ngrams, lookup) if ngram_linking else []
     matched_keys = {c.key for c in matched}
     covered = {lookup[c.key] for c in ngrams if c.key in lookup and c.key not in matched_keys

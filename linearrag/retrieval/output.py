@@ -6,10 +6,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IndexFormatError
+from ..normalize import normalize_entity, singular_key
+from ..passage import HEADING_SEPARATOR
 from .chain import TitleMentions, linked_order, name_entities
 from .params import RetrievalParams
 from .results import ActivatedEntity, PassageHit
 from .space import Ranking
+
+
+def heading_keys(title: str, first: bool) -> set[str]:
+    """Entity keys a document passage defines, as the index keys headings: its own section
+    heading (the last part of its heading path) and, for a document's first passage, the page
+    title (the first part)."""
+    parts = [p for p in title.split(HEADING_SEPARATOR) if p.strip()]
+    return {singular_key(normalize_entity(p)) for p in ((parts[:1] if first else []) + parts[-1:])}
 
 
 class Output:
@@ -57,19 +67,23 @@ class Output:
         hits = []
         for rank, (row, score) in enumerate(zip(rows.tolist(), np.asarray(row_scores).tolist()), start=1):
             ents: list[str] = []
+            defines: list[str] = []
             if activation is not None:
                 cols = np.asarray(graph.C_indices[graph.C_indptr[row]:graph.C_indptr[row + 1]], dtype=np.int64)
                 scores, levels, _ = activation.lookup(cols)
                 active = cols[levels > 0]
                 order = np.lexsort((active, -scores[levels > 0]))
                 ents = [graph.entity_names[e] for e in active[order].tolist()]
+                if self.documents:
+                    headings = heading_keys(idx.passage_titles[row], idx.passage_ids[row].endswith("#0"))
+                    defines = [graph.entity_names[e] for e in active[order].tolist() if graph.entity_keys[e] in headings]
             source = linked[rank - 1] if rank <= len(linked) else -1
             cite = idx.citation(row)
             hits.append(PassageHit(rank=rank, id=idx.passage_ids[row], title=idx.passage_titles[row],
                                    score=round(float(score), 8), text=idx.passage_texts[row], entities=ents,
                                    linked_from=idx.passage_ids[int(rows[source])] if source >= 0 else None,
                                    file=cite.file, lines=list(cite.lines) if cite.lines else None,
-                                   section=cite.section, page=cite.page))
+                                   section=cite.section, page=cite.page, defines=defines))
         return hits
 
     def activated(self, activation, limit: int) -> list[ActivatedEntity]:

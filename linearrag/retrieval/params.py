@@ -16,12 +16,13 @@ Fusion = Literal["none", "rrf", "min", "auto"]
 FusionSecondary = Literal["bm25", "hybrid"]
 Siblings = Literal["walk", "prior"]
 TermFusion = Literal["same", "rrf"]
-LowercaseLinking = Literal["none", "phrases", "all"]
+LowercaseLinking = Literal["auto", "none", "phrases", "all"]
 Reset = Literal["normalized", "paper"]
 Propagation = Literal["max", "sum"]
 SigmaScale = Literal["absolute", "relative"]
 Similarity = Literal["raw", "calibrated"]
 Search = Literal["auto", "exact", "ann"]
+TermEvidence = Literal["off", "documents", "on"]
 
 MODES: tuple[str, ...] = typing.get_args(Mode)
 # search=auto takes the scalable (ANN) path from this many passages up (docs/scale.md).
@@ -55,9 +56,10 @@ class RetrievalParams:
                                (lambda v: -1.0 <= v <= 1.0, "in [-1, 1]"))
     ngram_linking: bool = _param(True, "linking", "also seed index entities (and titles) that a query n-gram names exactly")
     lowercase_linking: LowercaseLinking = _param(
-        "none", "linking", 'which English n-grams without a capitalised word may name an entity: "none", "phrases" '
-        '(two or more words — "path parameter" — or an identifier — "get_current_user") or "all" (single nouns '
-        'too: "lifespan"; needs terms in the index)')
+        "auto", "linking", 'which English n-grams without a capitalised word may name an entity: "none", "phrases" '
+        '(two or more words — "path parameter" — or an identifier — "get_current_user", "--reload", ".env") or '
+        '"all" (single nouns too: "lifespan"; needs terms in the index); "auto": phrases on documents, none on '
+        "titled records (whose entities are names)")
     similarity: Similarity = _param(
         "calibrated", "linking", '"raw": query-side cosines as they are; "calibrated": every cosine the graph uses '
         "(σ_q, the dense prior, mention → entity linking) becomes (c − b) / (1 − b), b = the query's median cosine "
@@ -74,6 +76,13 @@ class RetrievalParams:
         "ranks best seed the walk, each scored by its idf ratio (1 for an entity of one passage, small for a hub) "
         "over the rank of the best of those passages that holds it (docs/method.md). 0: no walk, the fallback "
         "ranks by the prior's fusion", _AT_LEAST_0)
+    term_evidence: TermEvidence = _param(
+        "documents", "prior", 'when every linked query entity is a lowercase term (an option, an identifier, "app '
+        'factory"), the evidence seeds join them: a term names what the question is about, the best passages '
+        'say where; "documents" (indexes of files), "on" (every index) or "off"')
+    term_seed_weight: float = _param(
+        0.1, "prior", "with term_evidence in force, a linked term's seed score is this times its idf ratio (1 for "
+        "an entity of one passage, small for a hub), as evidence seeds are scored", (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"))
     # ---- activation: entities reached through bridging sentences --------------------------
     delta: float = _param(0.3, "activation", "δ: an entity newly reached joins the activation only with score ≥ delta",
                           (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"))
@@ -169,6 +178,12 @@ class RetrievalParams:
         """How many best-scored passages a walk's ranking needs: ``top_k``, or ``link_depth``
         when linked selection reorders more than that."""
         return max(self.top_k, self.link_depth)
+
+    def lowercase_for(self, documents: bool) -> str:
+        """The lowercase linking these parameters use on documents (True) or titled records."""
+        if self.lowercase_linking != "auto":
+            return self.lowercase_linking
+        return "phrases" if documents else "none"
 
     def fusion_for(self, documents: bool) -> str:
         """The fusion these parameters use on an index of documents (True) or of titled records."""

@@ -31,12 +31,16 @@ def rank(space: SearchSpace, q, params: RetrievalParams, link: Callable[[], Link
         timings["prior"] = (time.perf_counter() - t0) * 1000
         return Ranking(*_baseline(ev, params))
     seeds, evidence = linked.seeds, np.zeros(0, dtype=np.int64)
-    if not seeds and params.evidence_seeds:
+    terms_weak = _terms_weak(params, space.documents)
+    if seeds and terms_weak:
+        seeds = _term_scores(seeds, linked, space, params)
+    if params.evidence_seeds and (not seeds or (terms_weak and _terms_only(linked))):
         evidence = ev.best_prior(params.evidence_seeds)
-        seeds = evidence_seeds(space.graph.C_indptr, space.graph.C_indices, evidence, space.idf_ratio)
-        linked = Linked(seeds, linked.entities, linked.covered)
-        if not seeds:
+        found = evidence_seeds(space.graph.C_indptr, space.graph.C_indices, evidence, space.idf_ratio)
+        seeds = {**found, **seeds}
+        if not found:
             evidence = evidence[:0]
+    linked = Linked(seeds, linked.entities, linked.covered)
     timings["prior"] = (time.perf_counter() - t0) * 1000
     if not seeds:
         rows, scores = _fallback(ev, params)
@@ -48,6 +52,29 @@ def rank(space: SearchSpace, q, params: RetrievalParams, link: Callable[[], Link
     timings["ppr"] = (time.perf_counter() - t0) * 1000
     keep = top_rows(walked.rows, scores, params.depth)
     return Ranking(walked.rows[keep], scores[keep], activation, linked.entities, None, evidence)
+
+
+def _terms_weak(params: RetrievalParams, documents: bool) -> bool:
+    """Whether ``term_evidence`` is in force on this kind of index."""
+    return params.term_evidence == "on" or (params.term_evidence == "documents" and documents)
+
+
+def _terms_only(linked: Linked) -> bool:
+    return all(e.how == "term" for e in linked.entities if e.entity)
+
+
+def _term_scores(seeds: dict[int, float], linked: Linked, space: SearchSpace,
+                 params: RetrievalParams) -> dict[int, float]:
+    """The query's seeds with its terms scored like evidence seeds (weight × idf ratio); names
+    keep their score."""
+    names = {e.entity for e in linked.entities if e.entity and e.how != "term"}
+    terms = [e for e in seeds if space.graph.entity_names[e] not in names]
+    if not terms:
+        return dict(seeds)
+    ratios = np.asarray(space.idf_ratio(np.asarray(terms, dtype=np.int64)), dtype=np.float64) * params.term_seed_weight
+    out = dict(seeds)
+    out.update({e: max(float(r), 1e-6) * seeds[e] for e, r in zip(terms, ratios.tolist())})
+    return out
 
 
 def _timed(timings: dict, name: str, step: Callable):

@@ -36,6 +36,7 @@ class PassageHit:
     lines: list[int] | None = None   # [first, last] line in that file, 1-based, inclusive
     section: str = ""                # the heading path (a record's title)
     page: int | None = None          # PDF page, from 1
+    defines: list[str] = field(default_factory=list)  # activated entities this passage defines (its heading)
 
     @property
     def citation(self) -> str:
@@ -68,8 +69,10 @@ class QueryResult:
         if self.fallback:
             lines.append(f"Fallback: {self.fallback}")
         if self.evidence_passages:
-            lines.append("No query entity: the walk starts from the entities of "
-                         + ", ".join(f"[{p}]" for p in self.evidence_passages))
+            where = ", ".join(f"[{p}]" for p in self.evidence_passages)
+            lines.append(f"The walk also starts from the entities of {where} (evidence seeds): the question's terms "
+                         "alone are weak seeds" if any(q.entity for q in self.query_entities) else
+                         f"No query entity: the walk starts from the entities of {where}")
         if self.query_entities:
             linked = ", ".join(
                 f"{q.surface} → {q.entity} ({q.similarity:.2f})" if q.entity else f"{q.surface} → (no match)"
@@ -92,13 +95,22 @@ class QueryResult:
             label = ("evidence seeds (entities of the passages the query alone ranks best)" if self.evidence_passages
                      else "named in the question")
             lines.append(f"  {label}: " + _capped([f"{a.entity} ({a.score:.2f})" for a in seeds], SHOWN_SEEDS))
+        defined = {name: p.citation for p in reversed(self.passages) for name in self._definitions(p)}
         if reached:
             lines.append("  reached through a bridging sentence:")
             lines.extend(f'    L{a.level} {a.entity} ({a.score:.2f}) via "{a.sentence}" [{a.passage_id}]'
+                         + (f" — defined in {defined[a.entity]}" if a.entity in defined else "")
                          for a in reached[:SHOWN_REACHED])
             if len(reached) > SHOWN_REACHED:
                 lines.append(f"    +{len(reached) - SHOWN_REACHED} more")
         return lines
+
+    def _definitions(self, p: PassageHit) -> list[str]:
+        """The entities ``p`` defines that came from elsewhere: named in the question, or reached
+        through a bridging sentence of another passage (not an evidence seed of its own)."""
+        named = {q.entity for q in self.query_entities if q.entity}
+        reached = {a.entity for a in self.activated_entities if a.level >= 2 and a.passage_id != p.id}
+        return [name for name in p.defines if name in named or name in reached]
 
     def _passage_lines(self) -> list[str]:
         lines = []
@@ -116,6 +128,8 @@ class QueryResult:
             if hops:
                 how = "; ".join(f"{a.entity} (L{a.level}, bridging sentence in [{a.passage_id}])" for a in hops[:3])
                 lines.append(f"     reached through: {how}")
+            for name in self._definitions(p)[:3]:   # the definition of a term the question or another passage names
+                lines.append(f"     reached through {name}, defined in {p.citation} (its heading)")
             snippet = p.text if len(p.text) <= 300 else p.text[:297] + "..."
             lines.append(f"     {snippet}")
         return lines

@@ -192,8 +192,8 @@ class Retriever:
         calibrated = params.similarity == "calibrated"
         seeds, entities, covered = link_entities(
             q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, self.index.graph.entity_names,
-            params.seed_floor, params.ngram_linking, params.lowercase_linking, self.aliases.keys,
-            nearest=lambda v: space.nearest_entity(v, calibrated))
+            params.seed_floor, params.ngram_linking, params.lowercase_for(space.documents), self.aliases.keys,
+            nearest=lambda v: space.nearest_entity(v, calibrated), entity_labels=self.index.graph.entity_labels)
         return Linked(seeds, entities, covered)
 
 

@@ -1,0 +1,98 @@
+"""Terms that link: options keep their dashes, technical terms of a question become name
+candidates in any case and form, bare words never become entities, and on documents the
+question's terms join the evidence seeds."""
+
+import pytest
+
+from linearrag.analysis import AnalyzedText, Mention
+from linearrag.graph import GraphBuilder
+from linearrag.lang.code import technical_terms
+from linearrag.normalize import normalize_entity
+from linearrag.retrieval.params import RetrievalParams
+
+
+def test_an_option_is_not_the_word_it_spells():
+    assert normalize_entity("--App") == "--app" and normalize_entity("-v") == "-v"
+    assert normalize_entity("--app hello") == "--app hello"
+    assert normalize_entity("app") == "app" and normalize_entity("-1") != "--1"
+    assert normalize_entity("'--reload',") == "reload"   # quoted: the dashes are not at the start
+
+
+@pytest.mark.parametrize("question,terms", [
+    ("what does --no-cache or -v do?", ["--no-cache", "-v"]),
+    ("why is app.logger.info() silent with @app.errorhandler(404)?",
+     ["app.logger.info", "logger.info", "app.errorhandler"]),
+    ("set APP_CONFIG_PATH and snake_case in pyproject.toml", ["APP_CONFIG_PATH", "snake_case", "pyproject.toml"]),
+    ("does flask read .env and .flaskenv?", [".env", ".flaskenv"]),
+    ("use `git commit` and hello:create_app", ["git commit", "hello:create_app", "create_app"]),
+    ("GET /users/{user_id} returns a BaseModel or getElementById", ["/users/{user_id}", "BaseModel", "getElementById"]),
+    ("e.g. the U.S. Army", []),
+])
+def test_technical_terms_of_a_question(question, terms):
+    assert [t for _, _, t in technical_terms(question)] == terms
+
+
+def test_a_question_links_a_term_whatever_its_case():
+    """``FLASK_APP`` and ``flask_app``, ``--APP`` and ``--app`` meet the same index key."""
+    from linearrag.analysis import candidate_ngrams
+
+    class Doc(list):   # candidate_ngrams reads tokens and the text; no token here: terms only
+        text = ""
+
+    for question in ("set flask_app and --APP", "set FLASK_APP and --app"):
+        doc = Doc()
+        doc.text = question
+        keys = {c.key for c in candidate_ngrams(doc, _NoLanguage())}
+        assert {"flask_app", "--app"} <= keys
+
+
+class _NoLanguage:
+    names_by_case = True
+
+    def keep_ngram(self, *args):
+        return False
+
+    def key_variants(self, key):
+        return [key]
+
+
+def test_bare_words_are_debris_but_the_same_word_as_a_heading_or_code_stays():
+    b = GraphBuilder(term_min_df=1)
+    sentence = ["A way to use a blueprint and the app factory."]
+
+    def m(surface, label="TERM"):
+        return Mention(normalize_entity(surface), surface, label)
+
+    for _ in range(3):
+        b.add(AnalyzedText(sentence, [[m("way"), m("blueprint"), m("app factory")]]),
+              terms=(("Blueprints", "HEADING"),))
+    g = b.build()
+    assert "way" not in g.entity_keys          # a word, not a term of the corpus
+    assert "blueprint" in g.entity_keys        # also a heading
+    assert "app factory" in g.entity_keys      # a phrase
+
+
+def test_lowercase_linking_auto_depends_on_the_kind_of_index():
+    p = RetrievalParams()
+    assert p.lowercase_for(documents=True) == "phrases" and p.lowercase_for(documents=False) == "none"
+    assert p.with_overrides({"lowercase_linking": "all"}).lowercase_for(False) == "all"
+
+
+def test_a_passage_defines_its_heading_and_the_view_says_so():
+    from linearrag.retrieval.output import heading_keys
+    from linearrag.retrieval.results import ActivatedEntity, PassageHit, QueryEntity, QueryResult
+
+    assert heading_keys("CLI › Run the Server", first=False) == {"run the server"}
+    assert heading_keys("CLI › Options › --reload", first=True) == {"cli", "--reload"}
+    hit = PassageHit(rank=1, id="cli.rst#3", title="CLI › --reload", score=1.0, text="Reloads on change.",
+                     entities=["--reload", "CLI"], file="cli.rst", lines=[12, 30], section="CLI › --reload",
+                     defines=["--reload", "CLI"])
+    result = QueryResult(query="what does --reload do?", mode="linearrag",
+                         query_entities=[QueryEntity("--reload", "--reload", 1.0, "term")],
+                         activated_entities=[ActivatedEntity("--reload", 0.1, 1), ActivatedEntity("CLI", 0.9, 1)],
+                         activated_count=2, passages=[hit], fallback=None, params={}, timings_ms={},
+                         evidence_passages=["cli.rst#3"])
+    text = result.format_text()
+    assert "reached through --reload, defined in cli.rst:12-30 (its heading)" in text
+    assert "reached through CLI" not in text      # an evidence seed of the passage itself explains nothing
+    assert "The walk also starts from the entities of [cli.rst#3] (evidence seeds)" in text
