@@ -96,3 +96,5 @@ def test_a_passage_defines_its_heading_and_the_view_says_so():
     assert "reached through --reload, defined in cli.rst:12-30 (its heading)" in text
     assert "reached through CLI" not in text      # an evidence seed of the passage itself explains nothing
     assert "The walk also starts from the entities of [cli.rst#3] (evidence seeds)" in text
+    assert "  named in the question: --reload (0.10)" in text
+    assert "  evidence seeds (entities of the passages the query alone ranks best): CLI (0.90)" in text

@@ -91,10 +91,14 @@ class QueryResult:
         if not seeds and not reached:
             return []
         lines = ["Entity chain:"]
-        if seeds:
-            label = ("evidence seeds (entities of the passages the query alone ranks best)" if self.evidence_passages
-                     else "named in the question")
-            lines.append(f"  {label}: " + _capped([f"{a.entity} ({a.score:.2f})" for a in seeds], SHOWN_SEEDS))
+        named = {q.entity for q in self.query_entities if q.entity}
+        own = [a for a in seeds if a.entity in named or not self.evidence_passages]
+        evidence = [a for a in seeds if a.entity not in named and self.evidence_passages]
+        if own:
+            lines.append("  named in the question: " + _capped([f"{a.entity} ({a.score:.2f})" for a in own], SHOWN_SEEDS))
+        if evidence:
+            lines.append("  evidence seeds (entities of the passages the query alone ranks best): "
+                         + _capped([f"{a.entity} ({a.score:.2f})" for a in evidence], SHOWN_SEEDS))
         defined = {name: p.citation for p in reversed(self.passages) for name in self._definitions(p)}
         if reached:
             lines.append("  reached through a bridging sentence:")
