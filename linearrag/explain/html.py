@@ -228,9 +228,9 @@ def _query_edges(result: dict, ids: dict[str, str]) -> list[dict]:
     edges: list[dict] = []
     entities = {a["entity"]: a for a in result.get("activated_entities", [])}
 
-    def add(prefix: str, source: str | None, target: str | None, detail: str) -> None:
+    def add(prefix: str, source: str | None, target: str | None, detail: str, short: str = "") -> None:
         if source and target:
-            edges.append(_edge(f"{prefix}{len(edges)}", source, target, detail))
+            edges.append(_edge(f"{prefix}{len(edges)}", source, target, detail, short))
 
     for q in result.get("query_entities", []):
         if q.get("entity"):
@@ -250,7 +250,7 @@ def _query_edges(result: dict, ids: dict[str, str]) -> list[dict]:
             add("c", ids.get(f"p:{p['id']}"), ids.get(f"e:{name}"), f"[{p['id']}] contains {name}")
         if p.get("linked_from"):   # linked selection: the passage above names this one's title
             add("l", ids.get(f"p:{p['linked_from']}"), ids.get(f"p:{p['id']}"),
-                f"[{p['linked_from']}] names {p['title'] or p['id']} [{p['id']}]")
+                f"[{p['linked_from']}] names {p['title'] or p['id']} [{p['id']}]", "names")
     return edges
 
 
