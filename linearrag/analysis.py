@@ -43,7 +43,6 @@ class NameCandidate:
     start: int     # character offsets in the query
     end: int
     named: bool = True  # holds a capitalised word (or is not English); False: a lowercase phrase
-    bare: bool = False  # one lowercase word ("flask", "gunicorn"): links only a name of the index
 
 
 @dataclass
@@ -336,7 +335,7 @@ def candidate_ngrams(doc, language) -> list[NameCandidate]:
             bare = tok.text.isalpha() and tok.text.islower() and not stop[k] and len(key) > 2
             if bare and (key, starts[k], ends[k]) not in seen:
                 seen.add((key, starts[k], ends[k]))
-                out.append(NameCandidate(key, tok.text, starts[k], ends[k], False, bare=True))
+                out.append(NameCandidate(key, tok.text, starts[k], ends[k], False))
     for start, end, surface in technical_terms(text):   # what a prose tokenizer cuts: "@app.errorhandler(404)"
         key = normalize_entity(surface)
         if is_usable_entity(key) and (key, start, end) not in seen:

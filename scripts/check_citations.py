@@ -72,6 +72,8 @@ def main() -> int:
     ap.add_argument("--root", help="the input root to read files from (default: the roots the index recorded)")
     ap.add_argument("--show", type=int, default=20, help="passages missing words to list (default 20)")
     args = ap.parse_args()
+    if args.root and not Path(args.root).exists():
+        raise CorpusError(f"--root {args.root}: no such file or directory; pass the folder the index was built from")
     result = check(args.index, args.root, args.show)
     print(json.dumps(result, ensure_ascii=False))
     return 1 if result["missing_count"] or result["unreadable"] else 0

@@ -107,7 +107,7 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
         lookup = lookup.resolve([c.key for c in ngrams] + [m.key for m in mentions])
     if lowercase != "all":
         ngrams = [c for c in ngrams if c.named or (lowercase == "phrases" and (
-            " " in c.surface.strip() or looks_like_code(c.surface) or (   # one word (tagged or bare)
+            " " in c.surface.strip() or looks_like_code(c.surface) or (   # one word: a name only
                 entity_labels is not None and c.key in lookup
                 and entity_labels[lookup[c.key]] not in BARE_REFUSED)))]
     matched = maximal_matches(ngrams, lookup) if ngram_linking else []
