@@ -46,6 +46,7 @@ GRID = {
     "sentence_voter": [0.0, 0.25, 0.5, 1.0, 2.0],
     "term_evidence": ["off", "documents"],
     "term_seed_weight": [0.1, 0.3, 1.0],
+    "bare_word_share": [0.0, 0.25, 0.5, 0.75, 1.0],
 }
 
 

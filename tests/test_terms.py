@@ -98,3 +98,31 @@ def test_a_passage_defines_its_heading_and_the_view_says_so():
     assert "The walk also starts from the entities of [cli.rst#3] (evidence seeds)" in text
     assert "  named in the question: --reload (0.10)" in text
     assert "  evidence seeds (entities of the passages the query alone ranks best): CLI (0.90)" in text
+
+
+def test_a_bare_lowercase_word_links_only_an_entity_it_mostly_names():
+    """"gunicorn" names Gunicorn in 7 of the 8 passages holding the word: it links; "run" is a
+    code literal in 6 of 121: a word of the corpus, it does not; a phrase links either way."""
+    import numpy as np
+
+    from linearrag.analysis import NameCandidate
+    from linearrag.retrieval.linking import bare_word_share, link_entities
+
+    assert bare_word_share(7, 8) == 7 / 8
+    assert bare_word_share(6, 121) < 0.5
+    assert bare_word_share(3, 0) == 0.0            # a stop word has no postings: never a name
+    assert bare_word_share(9, 4) == 1.0            # capped
+    names, lookup = ["Gunicorn", "run", "app factory"], {"gunicorn": 0, "run": 1, "app factory": 2}
+    share = {0: bare_word_share(7, 8), 1: bare_word_share(6, 121), 2: 0.0}
+    ngrams = [NameCandidate("gunicorn", "gunicorn", 0, 8, named=False), NameCandidate("run", "run", 9, 12, named=False),
+              NameCandidate("app factory", "app factory", 13, 24, named=False)]
+    no_vectors = np.zeros((0, 4), np.float32)
+    seeds, linked, _ = link_entities(ngrams, [], no_vectors, lookup, names, floor=0.6,
+                                     bare_ok=lambda word, e: share[e] >= 0.5)
+    assert set(seeds) == {0, 2}
+    assert [(q.surface, q.entity, q.how) for q in linked] == [("app factory", "app factory", "term"),
+                                                            ("gunicorn", "Gunicorn", "term")]
+    seeds, _, _ = link_entities(ngrams, [], no_vectors, lookup, names, floor=0.6)   # no share known
+    assert set(seeds) == {2}
+    seeds, _, _ = link_entities(ngrams, [], no_vectors, lookup, names, floor=0.6, lowercase="all")
+    assert set(seeds) == {0, 1, 2}

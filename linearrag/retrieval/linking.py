@@ -12,11 +12,6 @@ from ..lang import looks_like_code
 from .results import QueryEntity
 
 
-# Labels a bare lowercase query word may not link: a noun-phrase term ("blueprint"), a heading
-# or a link target ("Files", "Setup") are words of the corpus, not names typed in lowercase.
-BARE_REFUSED = frozenset({"TERM", "HEADING", "LINK"})
-
-
 def maximal_matches(ngrams: Sequence[NameCandidate], lookup: dict[str, int]) -> list[NameCandidate]:
     """The n-grams whose key is an index entity, dropping those whose span lies inside a
     longer match's span (token spans, not substrings: "Ran" is no part of "Grand Canyon"),
@@ -76,12 +71,22 @@ def calibrate(cosine, background: float):
     return (cosine - b) / (1.0 - b)
 
 
+def bare_word_share(entity_passages: int, word_passages: int) -> float:
+    """How much a word of the corpus is the name of one entity: the entity's passage count
+    over the count of passages holding the word (its BM25 tokens), capped at 1; 0 for a word
+    with no token (a stop word). "gunicorn": 7 of 8 passages (a name); "run" as a code literal:
+    6 of 121 (a word)."""
+    if word_passages <= 0:
+        return 0.0
+    return min(1.0, entity_passages / word_passages)
+
+
 def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], mention_vectors: np.ndarray,
                   lookup: dict[str, int], entity_names: Sequence[str], floor: float,
                   ngram_linking: bool = True, lowercase: str = "phrases",
                   aliases: dict[str, str] | None = None,
                   nearest: Callable[[np.ndarray], tuple[int, float]] | None = None,
-                  entity_labels: Sequence[str] | None = None,
+                  bare_ok: Callable[[str, int], bool] | None = None,
                   ) -> tuple[dict[int, float], list[QueryEntity], set[int]]:
     """Seeds (entity → score), the report of what the query was linked to, and the entities
     the query names only inside a longer linked name ("Burgundy" in "Beatrice I, Countess of
@@ -95,8 +100,9 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
     without a capitalised word may name an entity: "none", "phrases" (two or more words, "path
     parameter", or an identifier, "get_current_user") or "all" (single nouns too, "lifespan").
     ``aliases`` (alias key → canonical key, from the index) is applied to every key first.
-    A bare lowercase word ("gunicorn") links, with "phrases", only an entity whose label is a
-    name's (``entity_labels``; a noun-phrase term "blueprint" is not): a name typed in lowercase.
+    A bare lowercase word ("gunicorn") links, with "phrases", only an entity ``e`` for which
+    ``bare_ok(word, e)`` holds (see :func:`bare_word_share`): a name typed in lowercase, not a
+    word of the corpus ("run") that also happens to name a code literal; None: never.
     """
     if aliases:
         ngrams = [replace(c, key=aliases.get(c.key, c.key)) for c in ngrams]
@@ -108,8 +114,7 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
     if lowercase != "all":
         ngrams = [c for c in ngrams if c.named or (lowercase == "phrases" and (
             " " in c.surface.strip() or looks_like_code(c.surface) or (   # one word: a name only
-                entity_labels is not None and c.key in lookup
-                and entity_labels[lookup[c.key]] not in BARE_REFUSED)))]
+                bare_ok is not None and c.key in lookup and bare_ok(c.surface, lookup[c.key]))))]
     matched = maximal_matches(ngrams, lookup) if ngram_linking else []
     matched_keys = {c.key for c in matched}
     covered = {lookup[c.key] for c in ngrams if c.key in lookup and c.key not in matched_keys

@@ -60,6 +60,11 @@ class RetrievalParams:
         '(two or more words — "path parameter" — or an identifier — "get_current_user", "--reload", ".env") or '
         '"all" (single nouns too: "lifespan"; needs terms in the index); "auto": phrases on documents, none on '
         "titled records (whose entities are names)")
+    bare_word_share: float = _param(
+        0.5, "linking", 'with lowercase phrases linking, a single lowercase word ("gunicorn") links the index entity '
+        "of that key only when the entity's passages are at least this share of the passages holding the word: "
+        'a name typed in lowercase, not a word of the corpus that also names a code literal or a heading ("run", '
+        '"new", "/users/")', (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"))
     similarity: Similarity = _param(
         "calibrated", "linking", '"raw": query-side cosines as they are; "calibrated": every cosine the graph uses '
         "(σ_q, the dense prior, mention → entity linking) becomes (c − b) / (1 − b), b = the query's median cosine "

@@ -21,7 +21,7 @@ from ..lexical import Postings
 from ..index.store import Index, load_index
 from .approx import ApproxSpace
 from .exact import ExactSpace
-from .linking import link_entities
+from .linking import bare_word_share, link_entities
 from .output import Output
 from .params import ANN_MIN_PASSAGES, RetrievalParams
 from .pipeline import rank
@@ -193,8 +193,19 @@ class Retriever:
         seeds, entities, covered = link_entities(
             q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, self.index.graph.entity_names,
             params.seed_floor, params.ngram_linking, params.lowercase_for(space.documents), self.aliases.keys,
-            nearest=lambda v: space.nearest_entity(v, calibrated), entity_labels=self.index.graph.entity_labels)
+            nearest=lambda v: space.nearest_entity(v, calibrated),
+            bare_ok=lambda word, e: self.bare_word_share(word, e) >= params.bare_word_share)
         return Linked(seeds, entities, covered)
+
+    def bare_word_share(self, word: str, entity: int) -> float:
+        """:func:`linking.bare_word_share` of ``word`` and an entity of the index: its passages
+        over the passages holding the word (two postings lookups, nothing per corpus)."""
+        tokens = ([word.lower()] if self.language.tokens_from_analysis   # tokens come with a parse
+                  else self.language.bm25_tokens([word], [None])[0])
+        word_rows = self.postings.matches(tokens)[0].size if tokens else 0
+        graph = self.index.graph
+        entity_rows = int(graph.CT_indptr[entity + 1] - graph.CT_indptr[entity])
+        return bare_word_share(entity_rows, word_rows)
 
 
 def _check_models(index: Index, analyzer: Analyzer, encoder: Encoder) -> None:
