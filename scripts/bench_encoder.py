@@ -8,9 +8,9 @@
    [T×4d]·[4d×d]); each shape's median over ``--repeats`` timed runs after a warm-up.
    ``peak_gflops`` is the FLOP-weighted rate of the four (the rate at which the layer's products
    would run if nothing else took time); each shape's rate is listed too.
-2. **Achieved**: the default encoder (multilingual-e5-small) encodes the corpus's passages
-   (``title\\ntext``, as a build does) ``--repeats`` times; ``achieved_gflops`` = the useful FLOPs
-   (the products on real tokens, 2 × 12·d² per token per layer, plus attention's 4·n·d per token
+2. **Achieved**: the default encoder (multilingual-e5-small) encodes the corpus's passages (read
+   as a build reads them: title, then text) ``--repeats`` times; ``achieved_gflops`` = the useful
+   FLOPs (the products on real tokens, 2 × 12·d² per token per layer, plus attention's 4·n·d per token
    per layer on each text's own length n: padding is not counted) over the median wall time of
    ``encode`` — tokenisation, batching and pooling included. ``ratio`` = achieved / peak.
 3. **Profile**: one more pass with a clock between stages ("tokenise", "embeddings" = batching
@@ -39,7 +39,8 @@ DEFAULT_CORPUS = ROOT / "examples" / "2wiki-sample" / "corpus.jsonl"
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="JSONL with title/text (default: the shipped sample)")
+    ap.add_argument("--corpus", default=str(DEFAULT_CORPUS),
+                    help="what a build reads: a JSONL/JSON corpus or a folder of documents (default: the shipped sample)")
     ap.add_argument("--limit", type=int, default=None, help="the first N passages only")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (a build worker runs on 1)")
     ap.add_argument("--repeats", type=int, default=3)
@@ -52,18 +53,19 @@ def parse_args(argv=None):
 
 
 def load_texts(path: str, limit: int | None) -> list[str]:
-    texts = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                row = json.loads(line)
-                title, text = row.get("title") or "", row.get("text") or row.get("contents") or ""
-                texts.append(f"{title}\n{text}" if title else text)
-                if limit and len(texts) >= limit:
-                    break
-    if not texts:
-        sys.exit(f"error: {path} holds no passages; pass a JSONL corpus with title/text fields")
-    return texts
+    """The passages' embedded texts (title, then text), read as a build reads ``path``."""
+    from linearrag.corpus import load_corpus
+
+    return [p.full_text for p in load_corpus(path)[:limit]]
+
+
+def check_args(args) -> None:
+    from linearrag.errors import ParameterError
+
+    for flag, value in (("--limit", args.limit), ("--threads", args.threads), ("--repeats", args.repeats),
+                        ("--batch-size", args.batch_size), ("--peak-tokens", args.peak_tokens)):
+        if value is not None and value < 1:
+            raise ParameterError(f"{flag} must be at least 1, got {value}")
 
 
 def _sync(device: str):
@@ -126,13 +128,14 @@ def useful_flops(lengths: list[int], d: int, ffn: int, layers: int) -> float:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    check_args(args)
+    texts = load_texts(args.corpus, args.limit)   # a bad corpus fails here, before torch loads
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import torch
 
     from linearrag.encoders.e5 import E5Encoder
 
     torch.set_num_threads(args.threads)
-    texts = load_texts(args.corpus, args.limit)
     enc = E5Encoder(precision=args.precision, threads=args.threads, device=args.device)
     d, ffn, layers = enc.dim, enc.ffn, len(enc.layers)
     peak = matrix_peak(d, ffn, args.peak_tokens, enc.precision, enc.device, args.repeats)
@@ -181,4 +184,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from linearrag.cli import run_cli
+
+    run_cli(main)

@@ -243,6 +243,11 @@ def test_bench_encoder_reports_peak_achieved_and_profile():
     assert report["ratio"] == pytest.approx(report["achieved_gflops"] / report["peak_gflops"], abs=0.002)
     assert set(report["peak_by_shape"]) == {"qkv", "attn_out", "ffn_in", "ffn_out"}
     assert {"projections", "attention", "tokenise"} <= set(report["profile_s"])
+    for bad, says in ((["--corpus", str(ROOT / "no-such.jsonl")], "no such file"), (["--repeats", "0"], "--repeats")):
+        out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_encoder.py"), *bad],
+                             capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 2 and out.stderr.startswith("error:") and says in out.stderr
+        assert "Traceback" not in out.stderr
 
 
 def test_an_int8_index_builds_records_its_precision_and_answers(tmp_path):

@@ -29,6 +29,7 @@ from .results import QueryResult
 from .sample import Sample
 from .sentences import BestSentences
 from .space import Linked, SearchSpace
+from .sparse import degrees
 
 
 # Which parts of query analysis each mode uses (for its latency).
@@ -203,8 +204,7 @@ class Retriever:
         tokens = ([word.lower()] if self.language.tokens_from_analysis   # tokens come with a parse
                   else self.language.bm25_tokens([word], [None])[0])
         word_rows = self.postings.matches(tokens)[0].size if tokens else 0
-        graph = self.index.graph
-        entity_rows = int(graph.CT_indptr[entity + 1] - graph.CT_indptr[entity])
+        entity_rows = int(degrees(self.index.graph.CT_indptr, np.asarray([entity]))[0])
         return bare_word_share(entity_rows, word_rows)
 
 
