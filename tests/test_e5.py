@@ -268,3 +268,5 @@ def test_an_int8_index_builds_records_its_precision_and_answers(tmp_path):
     hits = sum(any(g in [p.id for p in retriever.query(q["question"]).passages[:5]] for g in q["gold_ids"])
                for q in questions)
     assert hits >= 14
+    with pytest.raises(ModelMismatchError, match="int8 runs multilingual-e5-small only"):
+        load_encoder("all-MiniLM-L6-v2", precision="int8")

@@ -54,6 +54,8 @@ class SentenceTransformerEncoder(Encoder):
         self.dim = int(getter())
         if precision == "auto":
             precision = "bf16" if (self.device != "cpu" or bf16_supported()) else "fp32"
+        if precision == "int8":
+            raise ModelMismatchError(f"precision int8 runs multilingual-e5-small only; use fp32, bf16 or auto with {name}")
         if precision not in ("fp32", "bf16"):
             raise ModelMismatchError(f"unknown embedding precision {precision!r}; use fp32, bf16 or auto")
         self.precision = precision
