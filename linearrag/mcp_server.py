@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +141,7 @@ class RetrieverPool:
         self.params = params
         self.jail = jail
         self._retrievers: dict[str, Retriever] = {}
+        self._lock = threading.Lock()   # threads of a server share the pool: one load per generation
 
     def path(self, index: str | None) -> str:
         """The index directory a tool names (checked against the server's roots), else the default."""
@@ -149,12 +151,13 @@ class RetrieverPool:
 
     def get(self, index: str | None) -> Retriever:
         key = self.path(index)
-        loaded = self._retrievers.get(key)
-        if loaded is not None and loaded.index.generation != committed_generation(key):
-            loaded = None   # a writer committed a new generation: answer from it
-        if loaded is None:
-            self._retrievers[key] = self._load(key, self._retrievers.get(key))
-        return self._retrievers[key]
+        with self._lock:
+            loaded = self._retrievers.get(key)
+            if loaded is not None and loaded.index.generation != committed_generation(key):
+                loaded = None   # a writer committed a new generation: answer from it
+            if loaded is None:
+                self._retrievers[key] = self._load(key, self._retrievers.get(key))
+            return self._retrievers[key]
 
     def _load(self, key: str, previous: Retriever | None) -> Retriever:
         return api.open_retriever(key, self.params, previous=previous)
@@ -163,26 +166,49 @@ class RetrieverPool:
         self._retrievers.pop(str(Path(index).resolve()), None)
 
 
+class Writers:
+    """One writer per index, kept (with its models) for the next change; a change runs under
+    its index's lock, so the threads of a server never drive one writer at once."""
+
+    def __init__(self, pool: RetrieverPool, jail: Confinement):
+        self.pool, self.jail = pool, jail
+        self._writers: dict[str, tuple[IndexWriter, threading.Lock]] = {}
+        self._lock = threading.Lock()
+
+    def run(self, index: str | None, change):
+        """``change(writer)`` on the writer of ``index`` (the default index when None)."""
+        key = self.pool.path(index)
+        with self._lock:
+            if key not in self._writers:
+                self._writers[key] = (api.writer(key, roots=self.jail.roots), threading.Lock())
+            writer, lock = self._writers[key]
+        with lock:
+            return change(writer)
+
+
 def create_server(index: str | None = None, params: RetrievalParams | None = None,
                   preload: bool = False, roots: list[str | Path] | None = None,
-                  read_only: bool = False) -> MCPServer:
+                  read_only: bool = False, pool: RetrieverPool | None = None,
+                  writers: Writers | None = None, name: str = "linearrag") -> MCPServer:
     """Build the MCP server; ``index`` is the default index directory for the tools.
 
     With ``preload`` the default index and its models load now, so the first query is warm.
     ``roots``: the directories every path a tool reads or writes must lie in, symbolic links
     resolved (default: the current directory and the default index's); see docs/security.md.
     ``read_only``: the tools that write (build, add, remove, update) are not offered at all.
+    ``pool`` and ``writers``: shared with another front end (the HTTP server), else new.
     """
-    server = LinearRAGServer("linearrag", instructions=INSTRUCTIONS)
-    jail = Confinement(roots if roots else [Path.cwd()], index)
-    if index:
-        index = str(jail.path(index, "index"))
-    pool = RetrieverPool(index, params or RetrievalParams(), jail)
-    if preload and index:
-        pool.get(index)
+    server = LinearRAGServer(name, instructions=INSTRUCTIONS)
+    if pool is None:
+        jail = Confinement(roots if roots else [Path.cwd()], index)
+        if index:
+            index = str(jail.path(index, "index"))
+        pool = RetrieverPool(index, params or RetrievalParams(), jail)
+    if preload and pool.default_index:
+        pool.get(None)
     _register_reading_tools(server, pool)
     if not read_only:
-        _register_writing_tools(server, pool, jail)
+        _register_writing_tools(server, pool, pool.jail, writers or Writers(pool, pool.jail))
     return server
 
 
@@ -273,7 +299,7 @@ def _register_reading_tools(server: MCPServer, pool: RetrieverPool) -> None:
 
 
 
-def _register_writing_tools(server: MCPServer, pool: RetrieverPool, jail: Confinement) -> None:
+def _register_writing_tools(server: MCPServer, pool: RetrieverPool, jail: Confinement, writers: Writers) -> None:
     """build_index, add_documents, remove_documents, update_index (absent with --read-only)."""
     @server.tool(name="build_index", annotations=WRITES_INDEX)
     async def build_index_tool(input: str, output: str, lang: str = "auto", max_chars: int = 1000,
@@ -305,14 +331,6 @@ def _register_writing_tools(server: MCPServer, pool: RetrieverPool, jail: Confin
         pool.forget(str(target))
         return summary
 
-    writers: dict[str, IndexWriter] = {}
-
-    def writer_for(index: str | None) -> IndexWriter:
-        key = pool.path(index)
-        if key not in writers:   # keeps its models loaded for the next change
-            writers[key] = api.writer(key, roots=jail.roots)
-        return writers[key]
-
     def change(summary: dict) -> ChangeSummary:
         keys = ChangeSummary.__annotations__
         return {k: v for k, v in summary.items() if k in keys}
@@ -322,20 +340,19 @@ def _register_writing_tools(server: MCPServer, pool: RetrieverPool, jail: Confin
         """Add the documents at `path` (a file or directory, or a .jsonl of {"id", "title", "text"}) to the
         index; a passage id or file already in the index is replaced. Only the new passages are analysed
         and embedded. Returns counts (added, replaced) and the new generation."""
-        writer, source = writer_for(index), jail.path(path, "path")
-        return change(await asyncio.to_thread(guarded, lambda: writer.add(source)))
+        source = jail.path(path, "path")
+        return change(await asyncio.to_thread(guarded, lambda: writers.run(index, lambda w: w.add(source))))
 
     @server.tool(annotations=CHANGES_INDEX)
     async def remove_documents(ids: list[str], index: str | None = None) -> ChangeSummary:
         """Remove passages by id from the index (an id naming a file of a directory corpus removes all of
         its passages). Unknown ids are an error and nothing is removed. Returns counts and the new generation."""
-        writer = writer_for(index)
-        return change(await asyncio.to_thread(guarded, lambda: writer.remove(ids)))
+        return change(await asyncio.to_thread(guarded, lambda: writers.run(index, lambda w: w.remove(ids))))
 
     @server.tool(annotations=CHANGES_INDEX)
     async def update_index(input: str | None = None, index: str | None = None) -> ChangeSummary:
         """Re-sync the index with its source (by default the path it was built from): new and changed files
         or records are indexed, deleted ones dropped, unchanged ones kept as they are."""
-        writer, source = writer_for(index), (jail.path(input, "input") if input is not None else None)
-        return change(await asyncio.to_thread(guarded, lambda: writer.update(source)))
+        source = jail.path(input, "input") if input is not None else None
+        return change(await asyncio.to_thread(guarded, lambda: writers.run(index, lambda w: w.update(source))))
 

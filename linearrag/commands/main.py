@@ -7,6 +7,8 @@
   uv run linearrag overview INDEX [--communities 20] [--format json|text]
   uv run linearrag check INDEX [--format json|text]
   uv run linearrag mcp --index indexes/sample
+  uv run linearrag serve indexes/sample [--watch DOCS] [--token-file FILE]
+  uv run linearrag watch DOCS --index indexes/docs
 
 `build`, `query`, `evaluate` and `mcp` take the flags of scripts/build_graph.py,
 query_graph.py, evaluate.py and mcp_server.py (one definition serves both spellings).
@@ -17,7 +19,7 @@ import sys
 
 from linearrag.commands import pin_query_threads
 
-if sys.argv[1:2] != ["build"]:   # a build keeps every core; queries take one BLAS thread
+if sys.argv[1:2] not in (["build"], ["watch"]):   # a build keeps every core; queries take one BLAS thread
     pin_query_threads()
 
 import argparse
@@ -35,6 +37,8 @@ COMMANDS = {
     "overview": ("linearrag.commands.overview", "entity communities of the corpus"),
     "check": ("linearrag.commands.check", "verify every file of an index (checksums, shapes, counts)"),
     "mcp": ("linearrag.commands.mcp", "serve the tools over MCP (stdio) for agents (scripts/mcp_server.py)"),
+    "serve": ("linearrag.commands.serve", "serve an index over HTTP: JSON API, MCP, search page (scripts/serve.py)"),
+    "watch": ("linearrag.commands.watch", "keep an index in sync with a folder"),
 }
 
 

@@ -26,6 +26,28 @@ padding:10px;font-size:13px;white-space:pre-wrap}
 .legend span{display:inline-block;margin-right:12px}
 """
 
+# Cytoscape's style sheet for every view (and the server's search page, through /v1/explain).
+GRAPH_STYLE = [
+    {"selector": "node", "style": {"label": "data(label)", "font-size": 11, "text-wrap": "wrap",
+                                   "text-max-width": 140, "background-color": "#8aa9d6", "width": 22, "height": 22}},
+    {"selector": 'node[kind = "passage"]', "style": {"shape": "round-rectangle", "background-color": "#f2b35b",
+                                                     "width": 30, "height": 18}},
+    {"selector": 'node[kind = "seed"]', "style": {"background-color": "#d9534f", "width": 28, "height": 28}},
+    {"selector": 'node[kind = "evidence"]', "style": {"background-color": "#e89ab0"}},
+    {"selector": 'node[kind = "question"]', "style": {"background-color": "#8e6cc0", "shape": "diamond"}},
+    {"selector": 'node[kind = "more"]', "style": {"background-color": "#ddd", "shape": "round-rectangle", "width": 34,
+                                                  "height": 16}},
+    {"selector": 'node[level], node[kind = "question"], node[kind = "passage"], node[kind = "more"]',
+     "style": {"text-halign": "right", "text-valign": "center", "text-margin-x": 6, "text-wrap": "ellipsis",
+               "text-max-width": 200}},
+    {"selector": 'node[kind = "community"]', "style": {"background-color": "#6fbf73", "width": "data(size)",
+                                                       "height": "data(size)"}},
+    {"selector": "edge", "style": {"width": 1.5, "line-color": "#bbb", "target-arrow-color": "#bbb",
+                                   "target-arrow-shape": "triangle", "curve-style": "bezier", "label": "data(short)",
+                                   "font-size": 9, "text-rotation": "autorotate", "color": "#666"}},
+    {"selector": ":selected", "style": {"border-width": 3, "border-color": "#222"}},
+]
+
 _JS = """
 (function(){
   var data = JSON.parse(document.getElementById('data').textContent);
@@ -34,26 +56,7 @@ _JS = """
   var cy = cytoscape({
     container: container, elements: data.elements, wheelSensitivity: 0.3,
     layout: data.layout,
-    style: [
-      {selector: 'node', style: {'label': 'data(label)', 'font-size': 11, 'text-wrap': 'wrap',
-        'text-max-width': 140, 'background-color': '#8aa9d6', 'width': 22, 'height': 22}},
-      {selector: 'node[kind = "passage"]', style: {'shape': 'round-rectangle', 'background-color': '#f2b35b',
-        'width': 30, 'height': 18}},
-      {selector: 'node[kind = "seed"]', style: {'background-color': '#d9534f', 'width': 28, 'height': 28}},
-      {selector: 'node[kind = "evidence"]', style: {'background-color': '#e89ab0'}},
-      {selector: 'node[kind = "question"]', style: {'background-color': '#8e6cc0', 'shape': 'diamond'}},
-      {selector: 'node[kind = "more"]', style: {'background-color': '#ddd', 'shape': 'round-rectangle', 'width': 34,
-        'height': 16}},
-      {selector: 'node[level], node[kind = "question"], node[kind = "passage"], node[kind = "more"]',
-        style: {'text-halign': 'right', 'text-valign': 'center', 'text-margin-x': 6, 'text-wrap': 'ellipsis',
-        'text-max-width': 200}},
-      {selector: 'node[kind = "community"]', style: {'background-color': '#6fbf73', 'width': 'data(size)',
-        'height': 'data(size)'}},
-      {selector: 'edge', style: {'width': 1.5, 'line-color': '#bbb', 'target-arrow-color': '#bbb',
-        'target-arrow-shape': 'triangle', 'curve-style': 'bezier', 'label': 'data(short)', 'font-size': 9,
-        'text-rotation': 'autorotate', 'color': '#666'}},
-      {selector: ':selected', style: {'border-width': 3, 'border-color': '#222'}}
-    ]
+    style: data.style
   });
   function show(el){ details.textContent = el.data('detail') || el.data('label') || ''; }
   cy.on('tap', 'node', function(evt){ show(evt.target); });
@@ -78,7 +81,7 @@ def _payload_script(payload: dict) -> str:
     return f'<script type="application/json" id="data">{text}</script>'
 
 
-_LEVELS = {"name": "preset", "fit": True, "padding": 24}   # query view: positions by level (query_elements)
+LEVELS = {"name": "preset", "fit": True, "padding": 24}   # query view: positions by level (query_elements)
 _TREE = {"name": "breadthfirst", "directed": True, "spacingFactor": 1.1, "padding": 20}
 # Communities with their members around them; no randomness, so the picture is repeatable.
 _CLUSTERS = {"name": "cose", "randomize": False, "animate": False, "padding": 20, "nodeRepulsion": 9000,
@@ -100,7 +103,7 @@ def _page(title: str, subtitle: str, elements: list[dict], list_html: str, legen
 <aside id="details" aria-live="polite">Click a node or an edge to see its sentences or passage text.</aside>
 </main>
 <section id="list" aria-label="the graph as a list">{list_html}</section>
-{_payload_script({"elements": elements, "layout": layout or _TREE})}
+{_payload_script({"elements": elements, "layout": layout or _TREE, "style": GRAPH_STYLE})}
 <script>{library}</script>
 <script>{_JS}</script>
 <footer id="licences" style="padding:0 20px 20px;font-size:11px;color:#777">Made by LinearRAG (MIT).
@@ -270,7 +273,7 @@ def query_html(result: dict) -> str:
               "<span>pink: evidence seed (an entity of a passage the query alone ranks best)</span>"
               "<span>blue: reached entity (columns: level 2, 3, …)</span><span>orange: passage</span>")
     return _page(result.get("query", ""), sub, elements, _list_html(elements, "Entities and passages", "Links"), legend,
-                 layout=_LEVELS)
+                 layout=LEVELS)
 
 
 def path_elements(result: dict) -> list[dict]:
