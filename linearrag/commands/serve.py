@@ -35,7 +35,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--watch", metavar="DIR", help="keep the index in sync with this folder")
     ap.add_argument("--cors-origin", action="append", metavar="ORIGIN", default=[],
                     help="allow browser pages from ORIGIN to call the API (repeatable; default: none)")
-    ap.add_argument("--threads", type=int, default=0, help="query threads (default: one per core)")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="worker processes answering queries (default: one per core; 1 = this process)")
+    ap.add_argument("--threads", type=int, default=1, help="query threads per worker process")
     ap.add_argument("--max-batch", type=int, default=8, help="waiting questions one thread answers together")
     ap.add_argument("--max-queue", type=int, default=1024, help="waiting questions beyond which requests get 503")
     ap.add_argument("--request-timeout", type=float, default=30.0, metavar="S", help="per query request")
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     token = read_token(args.token_file) if args.token_file else None
     config = ServeConfig(index=args.index, host=args.host, port=args.port, roots=args.root or [], token=token,
                          token_for_reads=args.token_for_reads, read_only=args.read_only, watch=args.watch,
-                         cors_origins=args.cors_origin, threads=args.threads, max_batch=args.max_batch,
+                         cors_origins=args.cors_origin, workers=args.workers, threads=args.threads, max_batch=args.max_batch,
                          max_queue=args.max_queue, request_timeout_s=args.request_timeout,
                          max_body_mb=args.max_body_mb, max_upload_mb=args.max_upload_mb, upload_dir=args.upload_dir,
                          quiet=args.quiet)
@@ -83,25 +85,52 @@ def run(args: argparse.Namespace) -> int:
 
 
 def serve(config, params) -> None:
-    """Load the index and models, then serve until interrupted."""
+    """Load the index and models, then serve until interrupted: in this process (``workers``
+    1), or in worker processes started by uvicorn, with the folder watcher (if any) here."""
+    import os
+
     import uvicorn
 
+    from linearrag.index.store import load_index
     from linearrag.serve.app import create_app
     from linearrag.serve.engine import Engine
     from linearrag.serve.watch import FolderSync
+    from linearrag.serve.worker import ENV, settings_env
 
-    engine = Engine(config, params)
-    engine.start()
+    load_index(config.index)   # a damaged or missing index is one error line here, before any worker starts
+    options = dict(host=config.host, port=config.port, log_level="warning" if config.quiet else "info",
+                   access_log=not config.quiet, timeout_keep_alive=15, limit_concurrency=1024,
+                   timeout_graceful_shutdown=10)
+    workers = config.worker_processes
+    shown = f"http://{_url_host(config.host)}:{config.port}/"
+    if workers == 1:
+        engine = Engine(config, params)
+        engine.start()
+        watcher = None
+        if config.watch:
+            watcher = FolderSync(config.watch, lambda folder: engine.writers.run(None, lambda w: w.update(folder)),
+                                 ignore=[Path(config.index), config.uploads])
+        app = create_app(config, engine, watcher)
+        print(f"serving {config.index} on {shown} (API /v1, MCP /mcp{_watching(config)})", file=sys.stderr, flush=True)
+        uvicorn.run(app, **options)
+        return
     watcher = None
-    if config.watch:
-        watcher = FolderSync(config.watch, lambda folder: engine.writers.run(None, lambda w: w.update(folder)),
-                             ignore=[Path(config.index), config.uploads])
-    app = create_app(config, engine, watcher)
-    print(f"serving {config.index} on http://{_url_host(config.host)}:{config.port}/ "
-          f"(API /v1, MCP /mcp{', watching ' + config.watch if config.watch else ''})", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=config.host, port=config.port, log_level="warning" if config.quiet else "info",
-                access_log=not config.quiet, timeout_keep_alive=15, limit_concurrency=1024,
-                timeout_graceful_shutdown=10)
+    if config.watch:   # one watcher, in this process; the workers see its commits at their next request
+        writer = api.writer(config.index)
+        watcher = FolderSync(config.watch, writer.update, ignore=[Path(config.index), config.uploads])
+        watcher.start()
+    os.environ[ENV] = settings_env(config, params)
+    print(f"serving {config.index} on {shown} with {workers} worker processes (API /v1, MCP /mcp"
+          f"{_watching(config)}); the workers load the models now", file=sys.stderr, flush=True)
+    try:
+        uvicorn.run("linearrag.serve.worker:app", factory=True, workers=workers, **options)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+
+
+def _watching(config) -> str:
+    return f", watching {config.watch}" if config.watch else ""
 
 
 def _url_host(host: str) -> str:

@@ -56,7 +56,8 @@ class ServeConfig:
     read_only: bool = False
     watch: str | None = None
     cors_origins: list[str] = field(default_factory=list)
-    threads: int = 0              # query threads; 0: one per core
+    workers: int = 0              # worker processes; 0: one per core
+    threads: int = 1              # query threads per worker
     max_batch: int = 8            # questions answered together by one thread
     max_queue: int = 1024         # questions waiting; more is HTTP 503
     request_timeout_s: float = 30.0
@@ -68,8 +69,8 @@ class ServeConfig:
     def __post_init__(self):
         if not 0 < self.port < 65536:
             raise ParameterError(f"--port {self.port}: must be 1–65535")
-        if self.threads < 0 or self.max_batch < 1 or self.max_queue < 1:
-            raise ParameterError("--threads must be ≥ 0 and --max-batch, --max-queue ≥ 1")
+        if self.workers < 0 or self.threads < 1 or self.max_batch < 1 or self.max_queue < 1:
+            raise ParameterError("--workers must be ≥ 0 and --threads, --max-batch, --max-queue ≥ 1")
         if self.request_timeout_s <= 0 or self.max_body_mb <= 0 or self.max_upload_mb <= 0:
             raise ParameterError("--request-timeout, --max-body-mb and --max-upload-mb must be > 0")
         if self.token is None and not is_loopback(self.host):
@@ -87,9 +88,13 @@ class ServeConfig:
             raise ParameterError(f"--watch {self.watch}: not a directory; pass the folder to keep in sync")
 
     @property
-    def query_threads(self) -> int:
-        return self.threads or max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+    def worker_processes(self) -> int:
+        return self.workers or max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                                    else os.cpu_count() or 1)
+
+    @property
+    def query_threads(self) -> int:
+        return self.threads
 
     @property
     def uploads(self) -> Path:
