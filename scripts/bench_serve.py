@@ -62,10 +62,18 @@ def free_port() -> int:
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    """Resident memory of ``pid`` and every process under it (the server's workers), in MB."""
+    total = 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) / 1024
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                total += rss_mb(int(child))
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return total
 
 
 class Server:
@@ -190,7 +198,7 @@ async def writer(url: str, token: str, work: Path, ledger: Ledger, report: dict,
                 report["commit_s"].append(time.perf_counter() - t)
                 for doc, _ in words:
                     (ledger.added_at if phase == "add" else ledger.removed_at)[doc] = g
-                report[phase + "ed"] += len(words)
+                report["added" if phase == "add" else "removed"] += len(words)
                 for doc, word in words:   # found after an add, gone after a removal
                     q = await http.post(url + "/v1/query", json={"question": f"Which document holds the word {word}?",
                                                                   "mode": "bm25", "top_k": 3})

@@ -280,9 +280,11 @@ class API:
 
 
 PAGE_HEADERS = {
-    # The page and its scripts come from this server only; it talks to this server only.
-    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-                               "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    # The page and its scripts come from this server only; it talks to this server only. Inline
+    # styles are allowed because Cytoscape.js positions its canvas with style attributes.
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                               "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+                               "frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }

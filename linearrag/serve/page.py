@@ -29,7 +29,8 @@ def search_page(index_name: str, token_for_reads: bool) -> str:
                  'aria-label="bearer token"></label>') if token_for_reads else ""
     return f"""<!doctype html>
 <html lang="und"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>LinearRAG — {html.escape(index_name)}</title><link rel="stylesheet" href="/static/search.css"></head>
+<title>LinearRAG — {html.escape(index_name)}</title><link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/search.css"></head>
 <body>
 <header><h1>LinearRAG <span class="index">{html.escape(index_name)}</span></h1>
 <form id="ask" role="search"><input id="question" name="question" type="search" required autofocus
