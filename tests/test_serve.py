@@ -331,3 +331,24 @@ def test_search_page_in_chromium(server):
             assert errors == [] and hosts == {f"127.0.0.1:{server.port}"}, (errors, hosts)
         finally:
             browser.close()
+
+
+def test_watch_command_builds_then_follows_the_folder(tmp_path):
+    """`linearrag watch DIR --index IDX`: builds the index, then one JSON line per commit."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nThe alpha station stands on Mount Pell.\n")
+    index = tmp_path / "index"
+    proc = subprocess.Popen([sys.executable, "-m", "linearrag.commands.main", "watch", str(docs), "--index",
+                             str(index), "--quiet"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        built = json.loads(proc.stdout.readline())
+        assert built["operation"] == "build" and built["passages"] == 1
+        time.sleep(1.5)   # let the watcher start listening (its first round re-syncs anyway)
+        (docs / "b.md").write_text("# Beta\n\nThe beta station stands on Mount Quell.\n")
+        change = json.loads(proc.stdout.readline())
+        assert change["operation"] == "update" and change["added"] == 1 and change["passages"] == 2
+    finally:
+        proc.terminate()
+        proc.wait(30)

@@ -12,13 +12,23 @@ pin_query_threads()
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
+
+import uvicorn
 
 from linearrag import api
 from linearrag.cli import run_cli, setup_logging
 from linearrag.errors import ParameterError
+from linearrag.index.directory import check_output, is_index_dir
+from linearrag.index.store import load_index
 from linearrag.retrieval.params import PRESETS
+from linearrag.serve.app import create_app
+from linearrag.serve.config import ServeConfig, read_token
+from linearrag.serve.engine import Engine
+from linearrag.serve.watch import FolderSync
+from linearrag.serve.worker import ENV, settings_env
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -61,8 +71,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.quiet)
-    from linearrag.serve.config import ServeConfig, read_token
-
     token = read_token(args.token_file) if args.token_file else None
     config = ServeConfig(index=args.index, host=args.host, port=args.port, roots=args.root or [], token=token,
                          token_for_reads=args.token_for_reads, read_only=args.read_only, watch=args.watch,
@@ -71,8 +79,6 @@ def run(args: argparse.Namespace) -> int:
                          max_body_mb=args.max_body_mb, max_upload_mb=args.max_upload_mb, upload_dir=args.upload_dir,
                          quiet=args.quiet)
     params = api.query_params(args.preset, args.param)
-    from linearrag.index.directory import check_output, is_index_dir
-
     if not is_index_dir(Path(config.index)):
         if not config.watch:
             raise ParameterError(f"{config.index}: no index here; build one with `linearrag build --input DOCS "
@@ -87,16 +93,6 @@ def run(args: argparse.Namespace) -> int:
 def serve(config, params) -> None:
     """Load the index and models, then serve until interrupted: in this process (``workers``
     1), or in worker processes started by uvicorn, with the folder watcher (if any) here."""
-    import os
-
-    import uvicorn
-
-    from linearrag.index.store import load_index
-    from linearrag.serve.app import create_app
-    from linearrag.serve.engine import Engine
-    from linearrag.serve.watch import FolderSync
-    from linearrag.serve.worker import ENV, settings_env
-
     load_index(config.index)   # a damaged or missing index is one error line here, before any worker starts
     options = dict(host=config.host, port=config.port, log_level="warning" if config.quiet else "info",
                    access_log=not config.quiet, timeout_keep_alive=15, limit_concurrency=1024,

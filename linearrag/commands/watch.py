@@ -15,6 +15,8 @@ from pathlib import Path
 from linearrag import api
 from linearrag.cli import run_cli, setup_logging
 from linearrag.errors import ParameterError
+from linearrag.index.directory import check_output, is_index_dir
+from linearrag.serve.watch import FolderSync
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -31,9 +33,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.quiet)
-    from linearrag.index.directory import check_output, is_index_dir
-    from linearrag.serve.watch import FolderSync
-
     folder, index = Path(args.folder), Path(args.index)
     if not folder.is_dir():
         raise ParameterError(f"{folder}: not a directory; pass the folder of documents to follow")

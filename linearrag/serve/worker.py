@@ -10,7 +10,9 @@ import os
 from dataclasses import asdict
 
 from ..retrieval import RetrievalParams
+from .app import create_app
 from .config import ServeConfig
+from .engine import Engine
 
 ENV = "LINEARRAG_SERVE_SETTINGS"
 
@@ -21,9 +23,6 @@ def settings_env(config: ServeConfig, params: RetrievalParams) -> str:
 
 def app():
     """uvicorn's factory (``linearrag.serve.worker:app``)."""
-    from .app import create_app
-    from .engine import Engine
-
     settings = json.loads(os.environ[ENV])
     config = ServeConfig(**settings["config"])
     engine = Engine(config, RetrievalParams(**settings["params"]))
