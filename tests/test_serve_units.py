@@ -97,18 +97,14 @@ class _FakeRetriever:
         return [q.upper() for q in questions]
 
 
-class _FakePool:
-    def __init__(self, retriever):
-        self.retriever = retriever
-
-    def get(self, index):
-        return self.retriever
+def _runner(retriever):
+    return lambda questions, params: (retriever.query_batch(questions, params), retriever.index.generation)
 
 
 def test_dispatcher_batches_waiting_questions_and_isolates_a_failure():
     gate = threading.Event()
     retriever = _FakeRetriever(gate)
-    d = QueryDispatcher(_FakePool(retriever), threads=1, max_batch=4, max_queue=100)
+    d = QueryDispatcher([_runner(retriever)], max_batch=4, max_queue=100)
     try:
         params, other = RetrievalParams(), RetrievalParams(top_k=3)
         first = d.submit(["a"], params)            # taken alone: the thread then waits on the gate
@@ -131,7 +127,7 @@ def test_dispatcher_batches_waiting_questions_and_isolates_a_failure():
 
 def test_dispatcher_queue_limit_is_busy():
     gate = threading.Event()
-    d = QueryDispatcher(_FakePool(_FakeRetriever(gate)), threads=1, max_batch=1, max_queue=2)
+    d = QueryDispatcher([_runner(_FakeRetriever(gate))], max_batch=1, max_queue=2)
     try:
         d.submit(["a", "b"], RetrievalParams())
         with pytest.raises(Busy):

@@ -12,7 +12,6 @@ pin_query_threads()
 
 import argparse
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -28,7 +27,6 @@ from linearrag.serve.app import create_app
 from linearrag.serve.config import ServeConfig, read_token
 from linearrag.serve.engine import Engine
 from linearrag.serve.watch import FolderSync
-from linearrag.serve.worker import ENV, settings_env
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -46,8 +44,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--cors-origin", action="append", metavar="ORIGIN", default=[],
                     help="allow browser pages from ORIGIN to call the API (repeatable; default: none)")
     ap.add_argument("--workers", type=int, default=0,
-                    help="worker processes answering queries (default: one per core; 1 = this process)")
-    ap.add_argument("--threads", type=int, default=1, help="query threads per worker process")
+                    help="query worker processes (default: one per core; 1 = answer in the server process)")
+    ap.add_argument("--threads", type=int, default=1, help="query threads when --workers 1")
     ap.add_argument("--max-batch", type=int, default=8, help="waiting questions one thread answers together")
     ap.add_argument("--max-queue", type=int, default=1024, help="waiting questions beyond which requests get 503")
     ap.add_argument("--request-timeout", type=float, default=30.0, metavar="S", help="per query request")
@@ -91,38 +89,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def serve(config, params) -> None:
-    """Load the index and models, then serve until interrupted: in this process (``workers``
-    1), or in worker processes started by uvicorn, with the folder watcher (if any) here."""
+    """Load the index and models (the query worker processes), then serve until interrupted."""
     load_index(config.index)   # a damaged or missing index is one error line here, before any worker starts
-    options = dict(host=config.host, port=config.port, log_level="warning" if config.quiet else "info",
-                   access_log=not config.quiet, timeout_keep_alive=15, limit_concurrency=1024,
-                   timeout_graceful_shutdown=10)
-    workers = config.worker_processes
-    shown = f"http://{_url_host(config.host)}:{config.port}/"
-    if workers == 1:
-        engine = Engine(config, params)
-        engine.start()
-        watcher = None
-        if config.watch:
-            watcher = FolderSync(config.watch, lambda folder: engine.writers.run(None, lambda w: w.update(folder)),
-                                 ignore=[Path(config.index), config.uploads])
-        app = create_app(config, engine, watcher)
-        print(f"serving {config.index} on {shown} (API /v1, MCP /mcp{_watching(config)})", file=sys.stderr, flush=True)
-        uvicorn.run(app, **options)
-        return
+    engine = Engine(config, params)
+    engine.start()
     watcher = None
-    if config.watch:   # one watcher, in this process; the workers see its commits at their next request
-        writer = api.writer(config.index)
-        watcher = FolderSync(config.watch, writer.update, ignore=[Path(config.index), config.uploads])
-        watcher.start()
-    os.environ[ENV] = settings_env(config, params)
-    print(f"serving {config.index} on {shown} with {workers} worker processes (API /v1, MCP /mcp"
-          f"{_watching(config)}); the workers load the models now", file=sys.stderr, flush=True)
+    if config.watch:
+        watcher = FolderSync(config.watch, lambda folder: engine.writers.run(None, lambda w: w.update(folder)),
+                             ignore=[Path(config.index), config.uploads])
+    app = create_app(config, engine, watcher)
+    workers = config.worker_processes
+    print(f"serving {config.index} on http://{_url_host(config.host)}:{config.port}/ (API /v1, MCP /mcp"
+          f"{_watching(config)}; {workers} query worker{'s' if workers > 1 else ''})", file=sys.stderr, flush=True)
     try:
-        uvicorn.run("linearrag.serve.worker:app", factory=True, workers=workers, **options)
+        uvicorn.run(app, host=config.host, port=config.port, log_level="warning" if config.quiet else "info",
+                    access_log=not config.quiet, timeout_keep_alive=15, limit_concurrency=1024,
+                    timeout_graceful_shutdown=10)
     finally:
-        if watcher is not None:
-            watcher.stop()
+        engine.stop()
 
 
 def _watching(config) -> str:

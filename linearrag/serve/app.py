@@ -169,7 +169,7 @@ class API:
         info = api.index_info(self.engine.index)
         d = self.engine.dispatcher
         info["server"] = {"generation": self.engine.generation(), "read_only": self.config.read_only,
-                          "watch": self.config.watch, "query_threads": self.config.query_threads,
+                          "watch": self.config.watch, "query_workers": self.config.worker_processes,
                           "max_batch": self.config.max_batch, "answered": d.answered if d else 0}
         return JSONResponse(info)
 
@@ -189,7 +189,7 @@ class API:
         if not isinstance(question, str) or not question.strip():
             raise HTTPError(400, 'no question: send {"question": "…"} with some text')
         results, generation = await self.engine.query([question], self._params(body))
-        return results[0].to_dict(), generation
+        return results[0], generation
 
     async def query(self, request: Request) -> Response:
         result, generation = await self._one(request)
@@ -212,7 +212,7 @@ class API:
             if not isinstance(q, str) or not q.strip():
                 raise HTTPError(400, f"questions[{i}] is empty or not a string; every question needs some text")
         results, generation = await self.engine.query(questions, self._params(body))
-        return JSONResponse({"results": [r.to_dict() for r in results], "generation": generation})
+        return JSONResponse({"results": results, "generation": generation})
 
     # ---- writes --------------------------------------------------------------------------
     def _writable(self, request: Request) -> None:

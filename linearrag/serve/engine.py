@@ -1,10 +1,10 @@
 """The server's engine: the warm index, a pool of query threads that answer waiting questions
 in small batches, and one writer. Nothing here knows about HTTP.
 
-Why threads: the work of a query (spaCy, torch, numpy, scipy) releases the GIL for most of its
-time, and one process keeps one copy of the models and sees a commit at once. Measured on the
-2wiki index (2 cores): one question at a time 45.8 q/s; two threads 71.5 q/s; two threads taking
-up to 8 waiting questions each 89.9 q/s — with rankings identical to one-at-a-time answers.
+Batching: measured on the 2wiki index (2 cores, in one process), one question at a time
+45.8 q/s; two threads 71.5 q/s; two threads taking up to 8 waiting questions each 89.9 q/s —
+with rankings identical to one-at-a-time answers. Threads share the GIL, so by default the
+runners are worker processes (workers.py), one per core.
 """
 
 from __future__ import annotations
@@ -14,14 +14,17 @@ import logging
 import threading
 from collections import deque
 from concurrent.futures import Future
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import LinearRAGError, ParameterError
+from ..index.store import committed_generation
 from ..mcp_server import Confinement, RetrieverPool, Writers
-from ..retrieval import QueryResult, RetrievalParams
+from ..retrieval import RetrievalParams
 from .config import ServeConfig
+from .workers import QueryProcess, start_processes
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +40,32 @@ class _Job:
     future: Future = field(default_factory=Future)
 
 
-class QueryDispatcher:
-    """``threads`` threads answer queued questions; each takes the oldest job and every other
-    waiting job with the same parameters, up to ``max_batch`` questions, and answers them with
-    one ``query_batch`` (batched NER and embedding). Results are those of one question at a time."""
+Runner = Callable[[list[str], RetrievalParams], tuple[list[dict], int]]
 
-    def __init__(self, pool: RetrieverPool, threads: int, max_batch: int, max_queue: int):
-        self.pool, self.max_batch, self.max_queue = pool, max_batch, max_queue
+
+def local_runner(pool: RetrieverPool) -> Runner:
+    """Answers in this process, from the pool's retriever (the committed generation)."""
+    def run(questions: list[str], params: RetrievalParams) -> tuple[list[dict], int]:
+        retriever = pool.get(None)
+        return [r.to_dict() for r in retriever.query_batch(questions, params)], retriever.index.generation
+    return run
+
+
+class QueryDispatcher:
+    """One thread per runner (a runner: this process's retriever, or a worker process) answers
+    queued questions; each takes the oldest job and every other waiting job with the same
+    parameters, up to ``max_batch`` questions, and answers them with one ``query_batch`` (batched
+    NER and embedding). Results are those of one question at a time."""
+
+    def __init__(self, runners: list[Runner], max_batch: int, max_queue: int):
+        self.max_batch, self.max_queue = max_batch, max_queue
         self._jobs: deque[_Job] = deque()
         self._waiting = 0
         self._cv = threading.Condition()
         self._stopped = False
         self.answered = 0
-        self._threads = [threading.Thread(target=self._loop, name=f"query-{i}", daemon=True) for i in range(threads)]
+        self._threads = [threading.Thread(target=self._loop, args=(run,), name=f"query-{i}", daemon=True)
+                         for i, run in enumerate(runners)]
         for t in self._threads:
             t.start()
 
@@ -63,8 +79,8 @@ class QueryDispatcher:
             self._cv.notify()
         return job.future
 
-    async def query(self, questions: list[str], params: RetrievalParams) -> tuple[list[QueryResult], int]:
-        """The results (and the generation they come from), without blocking the event loop."""
+    async def query(self, questions: list[str], params: RetrievalParams) -> tuple[list[dict], int]:
+        """The results (query JSON, and the generation they come from), without blocking the event loop."""
         return await asyncio.wrap_future(self.submit(questions, params))
 
     @property
@@ -94,25 +110,23 @@ class QueryDispatcher:
             self._waiting -= n
             return batch
 
-    def _loop(self) -> None:
+    def _loop(self, run: Runner) -> None:
         while (batch := self._take()) is not None:
             live = [job for job in batch if job.future.set_running_or_notify_cancel()]
             if live:
-                self._answer(live)
+                self._answer(run, live)
 
-    def _answer(self, jobs: list[_Job]) -> None:
+    def _answer(self, run: Runner, jobs: list[_Job]) -> None:
+        questions = [q for job in jobs for q in job.questions]
         try:
-            retriever = self.pool.get(None)
-            questions = [q for job in jobs for q in job.questions]
-            results = retriever.query_batch(questions, jobs[0].params)
+            results, generation = run(questions, jobs[0].params)
         except Exception as exc:   # noqa: BLE001 - each job gets its own answer or its own error
             if len(jobs) > 1:
                 for job in jobs:
-                    self._answer([job])
+                    self._answer(run, [job])
                 return
             jobs[0].future.set_exception(exc)
             return
-        generation = retriever.index.generation
         k = 0
         for job in jobs:
             job.future.set_result((results[k:k + len(job.questions)], generation))
@@ -136,26 +150,37 @@ class Engine:
         self.pool = RetrieverPool(self.index, params, self.jail)
         self.writers = Writers(self.pool, self.jail)
         self.dispatcher: QueryDispatcher | None = None
+        self.processes: list[QueryProcess] = []
         self._write_lock = asyncio.Lock()
 
     def start(self) -> None:
-        """Load the index and the query models, then start the query threads."""
-        self.pool.get(None)
-        self.dispatcher = QueryDispatcher(self.pool, self.config.query_threads, self.config.max_batch,
-                                          self.config.max_queue)
+        """Load the index and the query models, then start the query threads: with one worker,
+        ``threads`` threads over this process's retriever; with more, one worker process each
+        (this process then loads models only for MCP's path and overview tools, when asked)."""
+        workers = self.config.worker_processes
+        if workers == 1:
+            self.pool.get(None)
+            runners = [local_runner(self.pool)] * self.config.query_threads
+        else:
+            self.processes = start_processes(self.index, self.pool.params, workers)
+            runners = list(self.processes)
+        self.dispatcher = QueryDispatcher(runners, self.config.max_batch, self.config.max_queue)
 
     def stop(self) -> None:
         if self.dispatcher is not None:
             self.dispatcher.stop()
+        for p in self.processes:
+            p.close()
 
     @property
     def params(self) -> RetrievalParams:
         return self.pool.params
 
-    def generation(self) -> int:
-        return self.pool.get(None).index.generation
+    def generation(self) -> int | None:
+        """The committed generation (what the next query answers from)."""
+        return committed_generation(self.index)
 
-    async def query(self, questions: list[str], params: RetrievalParams) -> tuple[list[QueryResult], int]:
+    async def query(self, questions: list[str], params: RetrievalParams) -> tuple[list[dict], int]:
         for q in questions:
             if not isinstance(q, str) or not q.strip():
                 raise ParameterError("empty question; pass a question with some text")
