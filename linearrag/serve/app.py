@@ -100,6 +100,10 @@ async def _json(request: Request, limit: int, allowed: set[str]) -> dict[str, An
     raw = await _body(request, limit)
     if not raw.strip():
         return {}
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        # a page of another origin can send JSON only after a CORS preflight, never as a form
+        raise HTTPError(415, f"the body must be sent as Content-Type: application/json (got {kind or 'none'!r})")
     try:
         body = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

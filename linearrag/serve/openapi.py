@@ -29,7 +29,8 @@ ERROR = {"$ref": "#/components/schemas/Error"}
 ERRORS = {code: _ok(text, ERROR) for code, text in {
     "400": "bad request: the message names the problem and the fix",
     "401": "missing or invalid bearer token (writes; reads with --token-for-reads)",
-    "413": "request body over the limit", "503": "server busy (too many waiting questions)",
+    "413": "request body over the limit", "415": "a JSON body sent without Content-Type: application/json",
+    "503": "server busy (too many waiting questions)",
     "504": "the query took longer than --request-timeout"}.items()}
 QUERY_OPTIONS = {
     "top_k": {"type": "integer", "minimum": 1, "description": "passages to return (default 5)"},

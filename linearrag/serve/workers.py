@@ -12,22 +12,19 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 from multiprocessing.connection import Connection
 from typing import Any
 
+from ..api import open_retriever
+from ..index.store import committed_generation
 from ..retrieval import RetrievalParams
 
 log = logging.getLogger(__name__)
 
 
 def _serve_batches(conn: Connection, index: str, params: dict[str, Any]) -> None:
-    """A worker process's loop: (questions, params) in, (result dicts, generation) out."""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    from ..api import open_retriever
-    from ..index.store import committed_generation
-
+    """A worker process's loop: (questions, params) in, (result dicts, generation) out. The
+    thread settings (one BLAS thread) come with the environment the server pinned."""
     base = RetrievalParams(**params)
     retriever = open_retriever(index, base)
     conn.send(("ready", retriever.index.generation))
