@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .. import api
-from ..errors import CorpusError, LinearRAGError, ParameterError
+from ..errors import CorpusError, LinearRAGError
 from ..explain.html import GRAPH_STYLE, LEVELS, query_elements
 from ..mcp_server import create_server
 from .config import ServeConfig, is_loopback
@@ -389,12 +389,8 @@ def create_app(config: ServeConfig, engine: Engine, watcher=None) -> Starlette:
                                      allow_headers=["Authorization", "Content-Type"]))
     routes = handlers.routes() + [Route("/mcp", McpGate(full_app, reading_app, auth), methods=["GET", "POST", "DELETE"])]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
-    app.add_exception_handler(HTTPError, lambda req, exc: _error(exc.status, str(exc), exc.headers))
     app.add_exception_handler(404, lambda req, exc: _error(404, f"no such endpoint: {req.method} {req.url.path}; "
                                                                  "see /openapi.json"))
     app.add_exception_handler(405, lambda req, exc: _error(405, f"{req.method} is not allowed on {req.url.path}; "
                                                                  "see /openapi.json"))
     return app
-
-
-__all__ = ["create_app", "ParameterError"]

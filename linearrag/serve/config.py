@@ -93,10 +93,6 @@ class ServeConfig:
                                    else os.cpu_count() or 1)
 
     @property
-    def query_threads(self) -> int:
-        return self.threads
-
-    @property
     def uploads(self) -> Path:
         """Where uploaded documents are kept: inside the index directory by default (a folder the
         store never touches), so the index can re-read them on update."""

@@ -10,23 +10,20 @@ runners are worker processes (workers.py), one per core.
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections import deque
-from concurrent.futures import Future
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import LinearRAGError, ParameterError
+from ..errors import ParameterError
 from ..index.store import committed_generation
 from ..mcp_server import Confinement, RetrieverPool, Writers
 from ..retrieval import RetrievalParams
 from .config import ServeConfig
 from .workers import QueryProcess, start_processes
-
-log = logging.getLogger(__name__)
 
 
 class Busy(Exception):
@@ -151,7 +148,6 @@ class Engine:
         self.writers = Writers(self.pool, self.jail)
         self.dispatcher: QueryDispatcher | None = None
         self.processes: list[QueryProcess] = []
-        self._write_lock = asyncio.Lock()
 
     def start(self) -> None:
         """Load the index and the query models, then start the query threads: with one worker,
@@ -160,7 +156,7 @@ class Engine:
         workers = self.config.worker_processes
         if workers == 1:
             self.pool.get(None)
-            runners = [local_runner(self.pool)] * self.config.query_threads
+            runners = [local_runner(self.pool)] * self.config.threads
         else:
             self.processes = start_processes(self.index, self.pool.params, workers)
             runners = list(self.processes)
@@ -191,15 +187,11 @@ class Engine:
         """Run a writer operation (``add``, ``remove``, ``update``) on the index; one at a time."""
         if self.config.read_only:
             raise ParameterError("this server is --read-only; the index cannot be changed through it")
-        async with self._write_lock:
-            summary = await asyncio.to_thread(self.writers.run, None, lambda w: getattr(w, operation)(*args))
-        return summary
+        # one at a time: the writer's lock (Writers.run), shared with the MCP tools and the watcher
+        return await asyncio.to_thread(self.writers.run, None, lambda w: getattr(w, operation)(*args))
 
     def confined(self, value: str, what: str) -> Path:
         try:
             return self.jail.path(value, what)
         except Exception as exc:   # the ToolError of the MCP confinement: same message
             raise ParameterError(str(exc)) from None
-
-
-__all__ = ["Busy", "Engine", "LinearRAGError", "QueryDispatcher"]

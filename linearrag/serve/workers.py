@@ -10,7 +10,6 @@ whichever process is free.
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
 from multiprocessing.connection import Connection
 from typing import Any
@@ -18,8 +17,6 @@ from typing import Any
 from ..api import open_retriever
 from ..index.store import committed_generation
 from ..retrieval import RetrievalParams
-
-log = logging.getLogger(__name__)
 
 
 def _serve_batches(conn: Connection, index: str, params: dict[str, Any]) -> None:
