@@ -3,6 +3,7 @@
 network without a token (a real process, before any index or model loads)."""
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -136,3 +137,17 @@ def test_dispatcher_queue_limit_is_busy():
     finally:
         gate.set()
         d.stop()
+
+
+def test_cli_refuses_a_port_in_use_before_loading(tmp_path):
+    """A port another process listens on is one error line, before any index or model loads."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        proc = subprocess.run([sys.executable, "-m", "linearrag.commands.main", "serve", str(tmp_path / "nothing"),
+                               "--port", str(port)], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot listen on 127.0.0.1:{port}"), proc.stderr

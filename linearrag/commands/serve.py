@@ -12,6 +12,7 @@ pin_query_threads()
 
 import argparse
 import logging
+import socket
 import sys
 from pathlib import Path
 
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
                          max_body_mb=args.max_body_mb, max_upload_mb=args.max_upload_mb, upload_dir=args.upload_dir,
                          quiet=args.quiet)
     params = api.query_params(args.preset, args.param)
+    _check_port(config.host, config.port)   # before minutes of building or loading, not after
     if not is_index_dir(Path(config.index)):
         if not config.watch:
             raise ParameterError(f"{config.index}: no index here; build one with `linearrag build --input DOCS "
@@ -107,6 +109,23 @@ def serve(config, params) -> None:
                     timeout_graceful_shutdown=10)
     finally:
         engine.stop()
+
+
+def _check_port(host: str, port: int) -> None:
+    """A port another process holds (or an address this machine does not have) is one line."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ParameterError(f"--host {host}: cannot be resolved ({exc.strerror}); "
+                             "pass an address of this machine") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ParameterError(f"cannot listen on {host}:{port} ({exc.strerror}); pass another --port, "
+                                 "or stop the process that holds it") from None
 
 
 def _watching(config) -> str:
