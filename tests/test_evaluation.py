@@ -128,3 +128,20 @@ def test_fact_metrics_agree_with_the_reference_scorer():
     row = score_facts([f["phrase"] for f in facts], texts)
     assert row["factrecall@1"] == 0.25 and row["factrecall@3"] == 0.5 and row["factrecall@5"] == 0.75
     assert row["allfacts@5"] == 0.0
+
+
+def test_hop_counts_from_question_types_and_their_table():
+    from linearrag.evaluation.report import markdown_report
+    from linearrag.evaluation.runner import hops_of
+
+    assert [hops_of(t) for t in ("2hop", "3hop1", "4hop3", "comparison", None, "hop2")] == ["2", "3", "4", None, None, None]
+    row = {"questions": 1, "recall@5": 50.0}
+    report = {"questions": 3, "index": "x", "modes": {"linearrag": {
+        "overall": {"recall@5": 60.0}, "by_type": {"2hop": row, "3hop1": row},
+        "by_hops": {"10": row, "2": row, "3": {"questions": 2, "recall@5": 75.0}},
+        "latency_ms": {"p50": 1.0, "p95": 2.0}}}}
+    text = markdown_report(report)
+    assert "By hop count:" in text
+    hop_rows = [line for line in text.splitlines() if line.startswith("| linearrag | ") and line.count("|") == 10]
+    assert [r.split("|")[2].strip() for r in hop_rows] == ["2", "3", "10"]     # numeric order
+    assert "| linearrag | 3 | 2 | n/a | n/a | 75.0 |" in text

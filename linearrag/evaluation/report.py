@@ -13,7 +13,8 @@ def _fmt(value) -> str:
 
 
 def markdown_report(report: dict[str, Any]) -> str:
-    """A table of every mode (overall), then one table per question type."""
+    """A table of every mode (overall), one by hop count where the types name hops, then one table
+    per question type."""
     first = next(iter(report["modes"].values()), {"overall": {}})["overall"]
     columns = FACT_COLUMNS if "factrecall@5" in first else GOLD_COLUMNS
     head = "| mode | " + " | ".join(columns) + " | fallback % | linked % | p50 ms | p95 ms |"
@@ -23,6 +24,15 @@ def markdown_report(report: dict[str, Any]) -> str:
         lat = res["latency_ms"]
         cells = " | ".join(_fmt(res["overall"].get(c)) for c in columns)
         lines.append(f"| {mode} | {cells} | {_fmt(res.get('fallback_rate'))} | {_fmt(res.get('linked_rate'))} | {_fmt(lat['p50'])} | {_fmt(lat['p95'])} |")
+    hops = sorted({h for res in report["modes"].values() for h in res.get("by_hops", {})}, key=int)
+    if len(hops) > 1:
+        lines += ["", "By hop count:", "", "| mode | hops | n | " + " | ".join(columns) + " |",
+                  "|" + "---|" * (len(columns) + 3)]
+        for mode, res in report["modes"].items():
+            for h in hops:
+                row = res["by_hops"].get(h, {})
+                cells = " | ".join(_fmt(row.get(c)) for c in columns)
+                lines.append(f"| {mode} | {h} | {row.get('questions', 0)} | {cells} |")
     types = sorted({t for res in report["modes"].values() for t in res["by_type"]})
     if len(types) > 1:
         for qtype in types:

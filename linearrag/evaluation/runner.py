@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,13 @@ from ..retrieval.params import RetrievalParams
 from ..retrieval.retriever import Retriever
 from .metrics import aggregate, percentile, score_facts, score_question
 
+_HOPS = re.compile(r"^(\d+)hop")
+
+
+def hops_of(qtype: str | None) -> str | None:
+    """The hop count a question type names (MuSiQue's "3hop1" → "3"), else None."""
+    found = _HOPS.match(qtype or "")
+    return found.group(1) if found else None
 
 
 def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequence[str] | dict[str, RetrievalParams],
@@ -32,6 +40,7 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
     variants = {label: p.with_overrides({"top_k": top_k}) for label, p in modes.items()}
     per_mode_rows: dict[str, list[dict]] = defaultdict(list)
     per_mode_types: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    per_mode_hops: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     latencies: dict[str, list[float]] = defaultdict(list)
     fallbacks: dict[str, int] = defaultdict(int)
     linked: dict[str, int] = defaultdict(int)
@@ -57,6 +66,8 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
                         row = score_question(ids, question.gold_ids, question.answers, top_texts)
                     per_mode_rows[mode].append(row)
                     per_mode_types[mode][question.type or "all"].append(row)
+                    if hops_of(question.type):
+                        per_mode_hops[mode][hops_of(question.type)].append(row)
                     if run is not None:
                         cites = [{"id": p.id, "file": p.file, "lines": p.lines, "section": p.section}
                                  | ({"page": p.page} if p.page is not None else {}) for p in result.passages]
@@ -74,6 +85,7 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
         report["modes"][mode] = {
             "overall": aggregate(per_mode_rows[mode]),
             "by_type": {t: aggregate(rows) for t, rows in sorted(per_mode_types[mode].items())},
+            "by_hops": {h: aggregate(rows) for h, rows in sorted(per_mode_hops[mode].items())},
             "latency_ms": {"p50": percentile(latencies[mode], 50), "p95": percentile(latencies[mode], 95)},
             "fallbacks": fallbacks[mode],
             "fallback_rate": round(100.0 * fallbacks[mode] / len(questions), 2) if questions else None,
