@@ -28,7 +28,7 @@ TermEvidence = Literal["off", "documents", "on"]
 MODES: tuple[str, ...] = typing.get_args(Mode)
 # search=auto takes the scalable (ANN) path from this many passages up (docs/scale.md).
 ANN_MIN_PASSAGES = 50_000
-STAGES = ("output", "linking", "prior", "activation", "walk", "fusion", "selection", "search")
+STAGES = ("output", "linking", "prior", "activation", "walk", "fusion", "rounds", "selection", "search")
 
 
 def _param(default, stage: str, help: str, rule: tuple | None = None):
@@ -140,6 +140,15 @@ class RetrievalParams:
     prior_rerank: float = _param(
         0.0, "fusion", "γ ≥ 0: the PageRank score is multiplied by prior^γ before fusion (0 = off); helps "
         "single-hop questions, costs multi-hop ones their bridge passages", (lambda v: 0.0 <= v <= 10.0, "in [0, 10]"))
+    # ---- rounds: the walk again from what the best passages name -------------------------
+    rounds: int = _param(
+        1, "rounds", "walk rounds: after each round, the entities of the round_passages best-ranked passages join "
+        "the seeds (each scored round_weight × its idf ratio over the rank of the best of those passages holding "
+        "it) and activation and the walk run again, so a chain continues past what the question names; a round "
+        "that adds no seed ends the rounds. 1: one walk", _AT_LEAST_1)
+    round_passages: int = _param(3, "rounds", "how many best-ranked passages seed the next round", _AT_LEAST_1)
+    round_weight: float = _param(0.3, "rounds", "the score of a next round's seeds against 1 for a linked name",
+                                 (lambda v: 0.0 < v <= 1.0, "in (0, 1]"))
     # ---- selection: the order of the passages returned ------------------------------------
     siblings: Siblings = _param(
         "prior", "selection", '"prior": among the best 100 PageRank scores, passages with the same title trade '

@@ -2,7 +2,9 @@
 
 linearrag mode: link the query's entities → the query-only evidence and prior → seeds from the
 best passages when nothing linked (``evidence_seeds``), else the fallback → activation over M →
-the PageRank walk → the prior rerank and sibling order → fusion → the best ``depth`` rows. The
+the PageRank walk → the prior rerank and sibling order → fusion → (``rounds`` > 1: the best
+passages' entities join the seeds, and activation, walk and fusion run again) → the best
+``depth`` rows. The
 baselines (dense, bm25, rrf) stop after the evidence. Each stage records its time in
 ``timings`` (ms). Linked selection and the output are the retriever's (:mod:`output`).
 """
@@ -50,6 +52,18 @@ def rank(space: SearchSpace, q, params: RetrievalParams, link: Callable[[], Link
     walked = space.walk(q, activation, ev, params)
     scores = _fuse(space, ev, walked, linked, params)
     timings["ppr"] = (time.perf_counter() - t0) * 1000
+    for _ in range(params.rounds - 1):
+        t0 = time.perf_counter()
+        best = walked.rows[top_rows(walked.rows, scores, params.round_passages)]
+        found = evidence_seeds(space.graph.C_indptr, space.graph.C_indices, best, space.idf_ratio)
+        added = {e: v * params.round_weight for e, v in found.items() if e not in linked.seeds}
+        if not added:
+            break
+        linked = Linked({**added, **linked.seeds}, linked.entities, linked.covered)
+        activation = space.activate(q, linked, params, ev)
+        walked = space.walk(q, activation, ev, params)
+        scores = _fuse(space, ev, walked, linked, params)
+        timings["rounds"] = timings.get("rounds", 0.0) + (time.perf_counter() - t0) * 1000
     keep = top_rows(walked.rows, scores, params.depth)
     return Ranking(walked.rows[keep], scores[keep], activation, linked.entities, None, evidence)
 
