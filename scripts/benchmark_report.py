@@ -43,6 +43,8 @@ ABLATIONS = {
     "raw cosines (no calibration)": {"similarity": "raw"},
     "siblings in walk order": {"siblings": "walk"},
     "no linked selection (score order)": {"link_depth": 0},
+    "whole titles link only, no title parts (issue 39)": {"link_parts": "off"},
+    "a second walk round from the best 3 passages": {"rounds": 2},
     "no evidence seeds (no walk without a query entity)": {"evidence_seeds": 0},
     "lowercase n-grams: none": {"lowercase_linking": "none"},
     "lowercase n-grams: phrases": {"lowercase_linking": "phrases"},

@@ -1,11 +1,13 @@
 """Linked selection (retrieval/chain.py): by hand on small graphs, then on the real sample index."""
 
+import json
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from linearrag import RetrievalParams
-from linearrag.retrieval.chain import TitleMentions, linked_order, name_entities
+from linearrag.retrieval.chain import TitleMentions, linked_order, name_entities, title_parts
 
 pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
@@ -22,7 +24,7 @@ def test_linked_order_by_hand():
     C = _csr({10: [100, 103], 11: [101], 12: [102], 13: [103, 104], 14: [104], 15: [103]}, 16)
     rows = np.array([10, 11, 12, 13, 14, 15])
     names = np.array([100, 101, 102, 103, 104, 103])
-    order, linked = linked_order(rows, names, C.indptr, C.indices)
+    order, linked, via = linked_order(rows, names, C.indptr, C.indices)
     # 10 stays first; it names 103 → 13 comes second; 13 names 104 → 14 third; then by score.
     # 15 shares 13's title: a title links one passage, so 15 waits for its score.
     assert rows[order].tolist() == [10, 13, 14, 11, 12, 15]
@@ -31,7 +33,7 @@ def test_linked_order_by_hand():
 
 def test_linked_order_keeps_score_order_without_links():
     C = _csr({0: [5], 1: [6], 2: [7]}, 3)
-    order, linked = linked_order(np.array([2, 0, 1]), np.array([7, 5, 6]), C.indptr, C.indices)
+    order, linked, via = linked_order(np.array([2, 0, 1]), np.array([7, 5, 6]), C.indptr, C.indices)
     assert order.tolist() == [0, 1, 2] and linked == [-1, -1, -1]
     assert linked_order(np.zeros(0, dtype=np.int64), np.zeros(0), C.indptr, C.indices)[0].size == 0
 
@@ -39,7 +41,7 @@ def test_linked_order_keeps_score_order_without_links():
 def test_a_passage_does_not_link_its_own_title():
     # 0 carries its own title entity 9; 1 (another passage titled the same) is not "named" by 0
     C = _csr({0: [9], 1: [9], 2: [3]}, 3, 10)
-    order, linked = linked_order(np.array([0, 2, 1]), np.array([9, 3, 9]), C.indptr, C.indices)
+    order, linked, via = linked_order(np.array([0, 2, 1]), np.array([9, 3, 9]), C.indptr, C.indices)
     assert order.tolist() == [0, 1, 2] and linked == [-1, -1, -1]
 
 
@@ -51,7 +53,7 @@ def test_title_written_in_text_links():
     assert mentions(0, 2) and not mentions(2, 0)        # case and spacing folded
     assert not mentions(1, 1)                           # its own title never counts
     assert not TitleMentions(["x", "Ann"], ["Annapolis", ""], True)(0, 1)   # not inside a longer word
-    order, linked = linked_order(np.array([0, 1, 2]), np.array([-1, -1, -1]), C.indptr, C.indices, mentions)
+    order, linked, via = linked_order(np.array([0, 1, 2]), np.array([-1, -1, -1]), C.indptr, C.indices, mentions)
     assert order.tolist() == [0, 2, 1] and linked == [-1, 0, -1]
     ja = TitleMentions(["東京", "都", "東京"], ["東京都の人口", "", "東京"], whole_words=False)
     assert ja(0, 2) is False                            # the same title as the naming passage
@@ -64,6 +66,33 @@ def test_name_entities_resolve_titles():
     ids = name_entities(["The Beatles", "John  Lennon", "", "Nobody"], lookup)
     assert ids.tolist() == [4, 7, -1, -1]
     assert name_entities(["Fab Four"], lookup, {"fab four": "beatles"}.get).tolist() == [4]
+
+
+def test_title_parts_name_entities_inside_a_title():
+    lookup = {"indiana": 3, "pearl jam": 5, "greenfield": 6, "alcohol laws of indiana": 9, "jam": 11}
+    parts = title_parts(["Alcohol laws of Indiana", "Brother (Pearl Jam song)", "Greenfield, Indiana", ""], lookup)
+    assert parts[0] == {3}                  # the whole title is no part of itself
+    assert parts[1] == {5, 11}
+    assert parts[2] == {6, 3}               # cut at the comma: no run "greenfield indiana"
+    assert parts[3] == set()
+    assert title_parts(["Laws of Hoosier State"], lookup, lambda k: {"hoosier state": "indiana"}.get(k, k))[0] == {3}
+
+
+def test_a_title_part_links_after_whole_titles():
+    # candidates 0..4 (best-scored first). 0 names entity 50 (Indiana) and 51 (the title of 3).
+    # 2's title holds a part, 50: "Alcohol laws of Indiana".
+    C = _csr({0: [50, 51], 1: [], 2: [60], 3: [51], 4: []}, 5)
+    rows, names = np.arange(5), np.array([40, 41, 60, 51, 44])
+    parts = [set(), set(), {50}, set(), set()]
+    order, linked, via = linked_order(rows, names, C.indptr, C.indices, parts=parts)
+    # a whole title named above (3) first, then the passage whose title part is named above (2)
+    assert order.tolist() == [0, 3, 2, 1, 4] and linked == [-1, 0, 0, -1, -1]
+    assert via == [-1, -1, 50, -1, -1]         # 2 came through its title part 50, 3 by its whole title
+    # a passage the question itself names (41) keeps its place by score before a part link
+    order, linked, via = linked_order(rows, names, C.indptr, C.indices, parts=parts, asked={41})
+    assert order.tolist() == [0, 3, 1, 2, 4] and linked == [-1, 0, -1, 0, -1]
+    # without parts, the score order
+    assert linked_order(rows, names, C.indptr, C.indices)[0].tolist() == [0, 3, 1, 2, 4]
 
 
 ROMANOFF = "Which country the director of film Romanoff And Juliet (1961 Film) is from?"
@@ -105,3 +134,53 @@ def test_link_depth_is_checked():
         RetrievalParams(link_depth=-1)
     assert RetrievalParams(top_k=5, link_depth=30).depth == 30
     assert RetrievalParams(top_k=50, link_depth=30).depth == 50
+
+
+SCHOOLS = [
+    ("school", "Greenfield-Central High School", "Greenfield-Central High School is a secondary school located in "
+     "the city of Greenfield, Indiana. It serves students in grades nine through twelve."),
+    ("laws-in", "Alcohol laws of Indiana", "In Indiana, alcohol may be sold only to those 21 years of age or older, "
+     "during the hours 7 a.m. to 3 a.m."),
+    ("laws-ut", "Alcohol laws of Utah", "Utah restricts the sale of beer in grocery stores to drinks of limited "
+     "strength, and state liquor stores are closed on Sundays."),
+    ("central", "Central High School (Louisville, Kentucky)", "Central High School is a public high school in "
+     "Louisville, Kentucky. It opened in 1882 and was the first high school for African-American students."),
+    ("township", "Greenfield Township", "Greenfield Township is a civil township of Wayne County in Michigan. "
+     "The population was 6,521 at the 2010 census."),
+    ("pacers", "Indiana Pacers", "The Indiana Pacers are a professional basketball team based in Indianapolis. "
+     "They play their home games at Gainbridge Fieldhouse."),
+    ("prohibition", "Prohibition in the United States", "Prohibition in the United States was a nationwide ban on "
+     "the sale of alcoholic beverages from 1920 to 1933, ended by the Twenty-first Amendment."),
+    ("brewing", "Brewing in Kentucky", "Louisville, Kentucky, had dozens of breweries before Prohibition; most "
+     "closed by 1920 and only a few reopened after 1933."),
+]
+
+
+@pytest.fixture(scope="module")
+def schools_retriever(tmp_path_factory):
+    from linearrag import Retriever
+
+    from .conftest import _build
+
+    corpus = tmp_path_factory.mktemp("schools") / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in SCHOOLS),
+                      encoding="utf-8")
+    return Retriever.from_path(_build(tmp_path_factory, corpus, "schools")[0])
+
+
+def test_a_title_part_reached_through_the_first_passage_links_the_next(schools_retriever):
+    question = "What time does the state where Greenfield-Central High School is stop selling alcohol?"
+    result = schools_retriever.query(question, RetrievalParams(top_k=3))
+    ids = [p.id for p in result.passages]
+    assert ids[:2] == ["school", "laws-in"]
+    hop = result.passages[1]
+    assert (hop.linked_from, hop.linked_via) == ("school", "Indiana")
+    assert "Indiana, in its title, is named by [school] above" in result.format_text()
+    assert result.to_dict()["passages"][1]["linked_via"] == "Indiana"
+    chain = {a.entity: a for a in result.activated_entities}
+    assert chain["Indiana"].level == 2 and chain["Indiana"].passage_id == "school"
+    from linearrag.explain.html import query_elements
+    details = [e["data"]["detail"] for e in query_elements(result.to_dict()) if e["data"].get("short") == "names"]
+    assert "[school] names Indiana, in the title Alcohol laws of Indiana [laws-in]" in details
+    off = schools_retriever.query(question, RetrievalParams(top_k=3, link_parts="off"))
+    assert all(p.linked_via is None for p in off.passages)

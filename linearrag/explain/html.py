@@ -253,7 +253,8 @@ def _query_edges(result: dict, ids: dict[str, str]) -> list[dict]:
             add("c", ids.get(f"p:{p['id']}"), ids.get(f"e:{name}"), f"[{p['id']}] contains {name}")
         if p.get("linked_from"):   # linked selection: the passage above names this one's title
             add("l", ids.get(f"p:{p['linked_from']}"), ids.get(f"p:{p['id']}"),
-                f"[{p['linked_from']}] names {p['title'] or p['id']} [{p['id']}]", "names")
+                f"[{p['linked_from']}] names {p['linked_via']}, in the title {p['title']} [{p['id']}]"
+                if p.get("linked_via") else f"[{p['linked_from']}] names {p['title'] or p['id']} [{p['id']}]", "names")
     return edges
 
 

@@ -20,6 +20,7 @@ outside the ``depth`` candidates is looked at: O(depth²) per query at any corpu
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
@@ -29,7 +30,8 @@ from ..normalize import normalize_entity
 
 
 def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
-                 mentions=None, limit: int | None = None) -> tuple[np.ndarray, list[int]]:
+                 mentions=None, limit: int | None = None, parts=None,
+                 asked=frozenset()) -> tuple[np.ndarray, list[int], list[int]]:
     """Reorder candidate ``rows`` (best-scored first) by linked selection (module docstring).
 
     ``names[i]``: the title entity of ``rows[i]`` (−1: none); ``indptr``/``indices``: the CSR
@@ -38,12 +40,18 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
     its folded ``titles`` also tell siblings apart where a title is no entity). Returns the
     new order (positions into ``rows``) and, per output position, the position in that output
     of the placed passage that names it (−1 where the passage keeps its place by score).
+    ``parts[i]`` (optional): entities that runs of words of candidate i's title name
+    (:func:`title_parts`); when no remaining passage has a whole title named above, the
+    best-scored one whose title part a placed passage names comes next — unless a passage whose
+    title entity is in ``asked`` (the question names it) scores higher. The third list gives,
+    per output position, that title part's entity (−1 for every other position).
     With ``limit`` only the first ``limit`` positions are placed (the same ones: each position
     depends only on those above it).
     """
     n = len(rows) if limit is None else min(limit, len(rows))
     order: list[int] = []
     linked_from: list[int] = []
+    vias: list[int] = []
     named_by: dict[int, int] = {}          # entity → output position of the first placed passage naming it
     written_by: dict[int, int] = {}        # candidate → output position of the first placed text naming it
     placed_names: set = set()              # a title already placed links no further passage (no sibling run)
@@ -52,10 +60,11 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
     def key(i: int):
         return int(names[i]) if names[i] >= 0 else (None if mentions is None else mentions.titles[i])
 
-    def place(i: int, source: int) -> None:
+    def place(i: int, source: int, via: int = -1) -> None:
         pos = len(order)
         order.append(i)
         linked_from.append(source)
+        vias.append(via)
         remaining.remove(i)
         placed_names.add(key(i))
         row = int(rows[i])
@@ -68,10 +77,10 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
                     written_by[r] = pos
 
     if n == 0:
-        return np.zeros(0, dtype=np.int64), []
+        return np.zeros(0, dtype=np.int64), [], []
     place(0, -1)
     while remaining and len(order) < n:
-        pick, source = remaining[0], -1
+        pick, source, via = remaining[0], -1, -1
         for i in remaining:
             if key(i) in placed_names:
                 continue
@@ -82,8 +91,18 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
             if i in written_by:
                 pick, source = i, written_by[i]
                 break
-        place(pick, source)
-    return np.asarray(order, dtype=np.int64), linked_from
+        else:
+            for i in remaining if parts is not None else ():
+                if key(i) in placed_names:
+                    continue
+                if names[i] in asked:
+                    break
+                named = sorted((named_by[p], p) for p in parts[i] if p in named_by)
+                if named:
+                    pick, (source, via) = i, named[0]
+                    break
+        place(pick, source, via)
+    return np.asarray(order, dtype=np.int64), linked_from, vias
 
 
 def name_entities(titles: Sequence[str], lookup, canonical=lambda k: k) -> np.ndarray:
@@ -134,3 +153,27 @@ class TitleMentions:
                 return True
             at = text.find(title, at + 1)
         return False
+
+
+_TITLE_SEGMENTS = re.compile(r"[(),:;/\[\]]")
+
+
+def title_parts(titles: Sequence[str], lookup, canonical=lambda k: k, max_words: int = 6) -> list[set[int]]:
+    """Per title, the index entities that a run of its words names, the whole title excepted:
+    "Alcohol laws of Indiana" → {Indiana}, "Brother (Pearl Jam song)" → {Pearl Jam, …}. The
+    title is cut at brackets and punctuation first, so no run crosses "Greenfield, Indiana"."""
+    grams: list[list[str]] = []
+    for title in titles:
+        whole = canonical(normalize_entity(title)) if title else ""
+        keys = []
+        for segment in _TITLE_SEGMENTS.split(title or ""):
+            words = segment.split()
+            for a in range(len(words)):
+                for b in range(a + 1, min(len(words), a + max_words) + 1):
+                    key = canonical(normalize_entity(" ".join(words[a:b])))
+                    if len(key) > 1 and key != whole:
+                        keys.append(key)
+        grams.append(keys)
+    wanted = [k for keys in grams for k in keys]
+    found = lookup.resolve(wanted) if hasattr(lookup, "resolve") else {k: lookup[k] for k in wanted if k in lookup}
+    return [{found[k] for k in keys if k in found} for keys in grams]

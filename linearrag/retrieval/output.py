@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import IndexFormatError
 from ..normalize import normalize_entity, singular_key
 from ..passage import HEADING_SEPARATOR
-from .chain import TitleMentions, linked_order, name_entities
+from .chain import TitleMentions, linked_order, name_entities, title_parts
 from .params import RetrievalParams
 from .results import ActivatedEntity, PassageHit
 from .space import Ranking
@@ -34,17 +34,18 @@ class Output:
 
     def select(self, ranking: Ranking, params: RetrievalParams) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """The first ``top_k`` rows after linked selection where the walk ran (see
-        :meth:`linked_selection`), and per row the position of the row above that names it."""
+        :meth:`linked_selection`), and per row (the position of the row above that names it, the
+        title part it names or None)."""
         if ranking.activation is None:
             return ranking.rows, np.asarray(ranking.scores), []
-        return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params)
+        return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation)
 
-    def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams):
+    def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams, activation=None):
         """The first ``top_k`` of ``rows`` (best-scored first) after linked selection
         (retrieval/chain.py) — on corpora of titled records; off when ``link_depth`` ≤ 1 and on
         documents, where section headings are common words and it measured worse
         (docs/benchmarks.md): (rows, their scores, per row the position of the passage above
-        that names it, −1 where none)."""
+        that names it, −1 where none, and the entity name of the title part it names, or None))."""
         rows = np.asarray(rows, dtype=np.int64)
         if params.link_depth <= 1 or len(rows) < 2 or self.documents:
             return rows[:params.top_k], row_scores[:params.top_k], []
@@ -53,8 +54,20 @@ class Output:
         graph = self.index.graph
         texts = self.index.passage_texts
         mentions = TitleMentions(titles, lambda j: texts[int(rows[j])], whole_words=self.whole_words)
-        order, linked = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions, limit=params.top_k)
-        return rows[order], row_scores[order], linked
+        parts, asked = None, set()
+        if params.link_parts == "on" and self.whole_words:
+            parts = title_parts(titles, self.entity_lookup, self.canonical)
+            if activation is not None:   # the question's own entities link nothing new
+                named = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
+                levels = activation.lookup(named)[1] if named.size else np.zeros(0)
+                reached = set(named[levels >= 2].tolist())
+                parts = [p & reached for p in parts]
+                own = names[names >= 0]
+                asked = set(own[activation.lookup(own)[1] == 1].tolist()) if own.size else set()
+        order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,
+                                          limit=params.top_k, parts=parts, asked=asked)
+        return rows[order], row_scores[order], [(s, graph.entity_names[v] if v >= 0 else None)
+                                                for s, v in zip(linked, via)]
 
     def check_finite(self, scores: np.ndarray) -> None:
         if not np.all(np.isfinite(np.asarray(scores, dtype=np.float64))):
@@ -62,7 +75,8 @@ class Output:
                                    f"damaged; run linearrag check {self.index.path} to find it, then rebuild the "
                                    "index or restore it from a copy")
 
-    def hits(self, rows: np.ndarray, row_scores: np.ndarray, activation, linked: list[int] = ()) -> list[PassageHit]:
+    def hits(self, rows: np.ndarray, row_scores: np.ndarray, activation,
+             linked: list[tuple[int, str | None]] = ()) -> list[PassageHit]:
         idx, graph = self.index, self.index.graph
         hits = []
         for rank, (row, score) in enumerate(zip(rows.tolist(), np.asarray(row_scores).tolist()), start=1):
@@ -77,11 +91,12 @@ class Output:
                 if self.documents:
                     headings = heading_keys(idx.passage_titles[row], idx.passage_ids[row].endswith("#0"))
                     defines = [graph.entity_names[e] for e in active[order].tolist() if graph.entity_keys[e] in headings]
-            source = linked[rank - 1] if rank <= len(linked) else -1
+            source, via = linked[rank - 1] if rank <= len(linked) else (-1, None)
             cite = idx.citation(row)
             hits.append(PassageHit(rank=rank, id=idx.passage_ids[row], title=idx.passage_titles[row],
                                    score=round(float(score), 8), text=idx.passage_texts[row], entities=ents,
                                    linked_from=idx.passage_ids[int(rows[source])] if source >= 0 else None,
+                                   linked_via=via if source >= 0 else None,
                                    file=cite.file, lines=list(cite.lines) if cite.lines else None,
                                    section=cite.section, page=cite.page, defines=defines))
         return hits

@@ -24,6 +24,7 @@ SigmaScale = Literal["absolute", "relative"]
 Similarity = Literal["raw", "calibrated"]
 Search = Literal["auto", "exact", "ann"]
 TermEvidence = Literal["off", "documents", "on"]
+LinkParts = Literal["off", "on"]
 
 MODES: tuple[str, ...] = typing.get_args(Mode)
 # search=auto takes the scalable (ANN) path from this many passages up (docs/scale.md).
@@ -159,6 +160,12 @@ class RetrievalParams:
         "when the walk ran, on corpora of titled records: rank 1 stays, each next rank goes to the best-scored "
         "passage whose title a passage placed above names, else to the best-scored one. Documents stay in score "
         "order. 0 or 1: off", _AT_LEAST_0)
+    link_parts: LinkParts = _param(
+        "on", "selection", 'in linked selection (languages written with spaces), "on": when no remaining passage has '
+        "a whole title named above, the best-scored one whose title holds the name of an entity that a passage "
+        'placed above names and the activation reached beyond the question ("Alcohol laws of Indiana" after a '
+        "passage naming Indiana) comes next, unless a passage the question names scores higher; \"off\": whole "
+        "titles only")
     # ---- search space: exact or approximate -----------------------------------------------
     search: Search = _param(
         "auto", "search", '"exact": every stage over the whole corpus; "ann": the scalable space '

@@ -32,6 +32,7 @@ class PassageHit:
     text: str
     entities: list[str] = field(default_factory=list)  # activated entities the passage contains
     linked_from: str | None = None   # placed here because this passage above it names it (linked selection)
+    linked_via: str | None = None    # … through this entity, a part of this passage's title ("Indiana")
     file: str = ""                   # the source file, relative to the input root (JSONL: the corpus file)
     lines: list[int] | None = None   # [first, last] line in that file, 1-based, inclusive
     section: str = ""                # the heading path (a record's title)
@@ -124,7 +125,9 @@ class QueryResult:
             title = f" {p.section or p.title}" if (p.section or p.title) else ""
             where = p.citation if p.citation == p.id else f"{p.citation} [{p.id}]"
             lines.append(f"  {p.rank}. {where}{title} (relevance {relevance(p.score, best)} %)")
-            if p.linked_from:
+            if p.linked_from and p.linked_via:
+                lines.append(f"     {p.linked_via}, in its title, is named by [{p.linked_from}] above")
+            elif p.linked_from:
                 lines.append(f"     named by [{p.linked_from}] above")
             if p.entities:
                 lines.append(f"     entities: {', '.join(p.entities)}")

@@ -43,7 +43,7 @@
       card.appendChild(el('div', 'cite', citation(p)));
       var meta = 'relevance ' + (best > 0 ? Math.round(100 * p.score / best) : 0) + ' %';
       if (p.entities && p.entities.length) meta += ' · entities: ' + p.entities.slice(0, 8).join(', ');
-      if (p.linked_from) meta += ' · reached through: ' + p.linked_from;
+      if (p.linked_from) meta += ' · reached through: ' + p.linked_from + (p.linked_via ? ' (names ' + p.linked_via + ')' : '');
       card.appendChild(el('div', 'meta', meta));
       card.appendChild(el('p', 'text', p.text));
       results.appendChild(card);
