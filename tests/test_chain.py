@@ -69,12 +69,17 @@ def test_name_entities_resolve_titles():
 
 
 def test_title_parts_name_entities_inside_a_title():
-    lookup = {"indiana": 3, "pearl jam": 5, "greenfield": 6, "alcohol laws of indiana": 9, "jam": 11}
-    parts = title_parts(["Alcohol laws of Indiana", "Brother (Pearl Jam song)", "Greenfield, Indiana", ""], lookup)
+    lookup = {"indiana": 3, "pearl jam": 5, "greenfield": 6, "alcohol laws of indiana": 9, "jam": 11,
+              "henry king": 12, "brother": 13}
+    titles = ["Alcohol laws of Indiana", "Brother (Pearl Jam song)", "Greenfield, Indiana", "",
+              "Henry King (director)", "McDull: Me & My Mum"]
+    parts = title_parts(titles, lookup)
     assert parts[0] == {3}                  # the whole title is no part of itself
-    assert parts[1] == {5, 11}
-    assert parts[2] == {6, 3}               # cut at the comma: no run "greenfield indiana"
+    assert parts[1] == {13}                 # the name before the qualifier, not the qualifier
+    assert parts[2] == {6}                  # cut at the comma: Indiana only qualifies the name
     assert parts[3] == set()
+    assert parts[4] == {12}                 # a disambiguated title's name is a part of it
+    assert parts[5] == set()
     assert title_parts(["Laws of Hoosier State"], lookup, lambda k: {"hoosier state": "indiana"}.get(k, k))[0] == {3}
 
 

@@ -159,20 +159,21 @@ _TITLE_SEGMENTS = re.compile(r"[(),:;/\[\]]")
 
 
 def title_parts(titles: Sequence[str], lookup, canonical=lambda k: k, max_words: int = 6) -> list[set[int]]:
-    """Per title, the index entities that a run of its words names, the whole title excepted:
-    "Alcohol laws of Indiana" → {Indiana}, "Brother (Pearl Jam song)" → {Pearl Jam, …}. The
-    title is cut at brackets and punctuation first, so no run crosses "Greenfield, Indiana"."""
+    """Per title, the index entities that a run of words of its *name* names — the title up to
+    its first bracket, comma or colon — the whole title excepted: "Alcohol laws of Indiana" →
+    {Indiana}, "Henry King (director)" → {Henry King}. A qualifier is no part: "Paradise, Nevada"
+    or "Aquarium (Aqua album)" do not hold Nevada or Aqua (measured: those pulled unrelated pages
+    in once the corpus held several places and bands)."""
     grams: list[list[str]] = []
     for title in titles:
         whole = canonical(normalize_entity(title)) if title else ""
+        words = _TITLE_SEGMENTS.split(title or "", maxsplit=1)[0].split()
         keys = []
-        for segment in _TITLE_SEGMENTS.split(title or ""):
-            words = segment.split()
-            for a in range(len(words)):
-                for b in range(a + 1, min(len(words), a + max_words) + 1):
-                    key = canonical(normalize_entity(" ".join(words[a:b])))
-                    if len(key) > 1 and key != whole:
-                        keys.append(key)
+        for a in range(len(words)):
+            for b in range(a + 1, min(len(words), a + max_words) + 1):
+                key = canonical(normalize_entity(" ".join(words[a:b])))
+                if len(key) > 1 and key != whole:
+                    keys.append(key)
         grams.append(keys)
     wanted = [k for keys in grams for k in keys]
     found = lookup.resolve(wanted) if hasattr(lookup, "resolve") else {k: lookup[k] for k in wanted if k in lookup}

@@ -162,10 +162,10 @@ class RetrievalParams:
         "order. 0 or 1: off", _AT_LEAST_0)
     link_parts: LinkParts = _param(
         "on", "selection", 'in linked selection (languages written with spaces), "on": when no remaining passage has '
-        "a whole title named above, the best-scored one whose title holds the name of an entity that a passage "
-        'placed above names and the activation reached beyond the question ("Alcohol laws of Indiana" after a '
-        "passage naming Indiana) comes next, unless a passage the question names scores higher; \"off\": whole "
-        "titles only")
+        "a whole title named above, the best-scored one whose title's name (up to a bracket, comma or colon) holds "
+        "an entity that a passage placed above names and the activation reached beyond the question comes next "
+        '("Alcohol laws of Indiana" after a passage naming Indiana, "Henry King (director)" after one naming Henry '
+        'King), unless a passage the question names scores higher; "off": whole titles only')
     # ---- search space: exact or approximate -----------------------------------------------
     search: Search = _param(
         "auto", "search", '"exact": every stage over the whole corpus; "ann": the scalable space '
