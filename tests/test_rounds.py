@@ -26,7 +26,7 @@ def test_a_second_round_seeds_every_entity_of_the_best_passage(sample_retriever)
     assert best and all(second.get(name) == 1 for name in best)
     assert any(first.get(name) != 1 for name in best)
     # the same query-entity links: rounds add seeds, not query entities
-    assert [(e.mention, e.entity) for e in two.query_entities] == [(e.mention, e.entity) for e in one.query_entities]
+    assert [(e.surface, e.entity) for e in two.query_entities] == [(e.surface, e.entity) for e in one.query_entities]
 
 
 def test_rounds_stop_when_nothing_new_is_seeded(sample_retriever):
