@@ -10,7 +10,10 @@ title entity is one of that passage's entities, or the title is written in that 
 text (NER misses many titles) — else to the best-scored remaining passage. A title links one
 passage only: once a passage of that title is placed, its siblings (other paragraphs of the
 same article) are ranked by score again, so a link brings in the bridge, not a run of
-paragraphs that repeat it.
+paragraphs that repeat it. When no remaining passage has a whole title named above, a title's
+*name* may hold what a placed passage names: "Alcohol laws of Indiana" after a page naming
+Indiana (``parts``, :func:`title_parts`; the three- and four-hop chains of MuSiQue are built
+from such pages).
 
 It runs on corpora of titled records (Wikipedia-style), where a title names the passage's
 subject. On documents a passage's title is a heading path, and following headings measured

@@ -32,7 +32,8 @@ class Output:
         self.whole_words = whole_words  # titles are matched as whole words (languages with spaces)
         self.documents = documents
 
-    def select(self, ranking: Ranking, params: RetrievalParams) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    def select(self, ranking: Ranking, params: RetrievalParams
+               ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str | None]]]:
         """The first ``top_k`` rows after linked selection where the walk ran (see
         :meth:`linked_selection`), and per row (the position of the row above that names it, the
         title part it names or None)."""
