@@ -23,6 +23,7 @@ outside the ``depth`` candidates is looked at: O(depth²) per query at any corpu
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -170,14 +171,16 @@ def title_parts(titles: Sequence[str], lookup, canonical=lambda k: k, max_words:
     grams: list[list[str]] = []
     for title in titles:
         whole = canonical(normalize_entity(title)) if title else ""
-        words = _TITLE_SEGMENTS.split(title or "", maxsplit=1)[0].split()
-        keys = []
-        for a in range(len(words)):
-            for b in range(a + 1, min(len(words), a + max_words) + 1):
-                key = canonical(normalize_entity(" ".join(words[a:b])))
-                if len(key) > 1 and key != whole:
-                    keys.append(key)
-        grams.append(keys)
+        grams.append([k for k in map(canonical, _name_runs(title or "", max_words)) if len(k) > 1 and k != whole])
     wanted = [k for keys in grams for k in keys]
     found = lookup.resolve(wanted) if hasattr(lookup, "resolve") else {k: lookup[k] for k in wanted if k in lookup}
     return [{found[k] for k in keys if k in found} for keys in grams]
+
+
+@functools.lru_cache(maxsize=65_536)
+def _name_runs(title: str, max_words: int) -> tuple[str, ...]:
+    """The normalised runs of up to ``max_words`` words of a title's name (cached: the same
+    candidates come back query after query)."""
+    words = _TITLE_SEGMENTS.split(title, maxsplit=1)[0].split()
+    return tuple(normalize_entity(" ".join(words[a:b])) for a in range(len(words))
+                 for b in range(a + 1, min(len(words), a + max_words) + 1))
