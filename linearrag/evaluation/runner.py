@@ -51,6 +51,7 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
         with bar(len(questions), "evaluate", progress) as pbar:
             for question in questions:
                 analyzed = retriever.analyze_queries([question.question], tags=tags)[0]
+                hops = hops_of(question.type)
                 for mode, mode_params in variants.items():
                     result = retriever.retrieve(analyzed, mode_params)
                     latencies[mode].append(result.timings_ms["total"])
@@ -66,8 +67,8 @@ def evaluate(retriever: Retriever, questions: Sequence[Question], modes: Sequenc
                         row = score_question(ids, question.gold_ids, question.answers, top_texts)
                     per_mode_rows[mode].append(row)
                     per_mode_types[mode][question.type or "all"].append(row)
-                    if hops_of(question.type):
-                        per_mode_hops[mode][hops_of(question.type)].append(row)
+                    if hops:
+                        per_mode_hops[mode][hops].append(row)
                     if run is not None:
                         cites = [{"id": p.id, "file": p.file, "lines": p.lines, "section": p.section}
                                  | ({"page": p.page} if p.page is not None else {}) for p in result.passages]

@@ -115,8 +115,14 @@ def name_entities(titles: Sequence[str], lookup, canonical=lambda k: k) -> np.nd
     files.KeyTable resolves them in one go); ``canonical`` maps an alias key to its entity's."""
     keys = [canonical(normalize_entity(t)) if t else "" for t in titles]
     wanted = [k for k in keys if k]
-    found = lookup.resolve(wanted) if hasattr(lookup, "resolve") else {k: lookup[k] for k in wanted if k in lookup}
+    found = _resolve(lookup, wanted)
     return np.asarray([found.get(k, -1) if k else -1 for k in keys], dtype=np.int64)
+
+
+def _resolve(lookup, keys: list[str]) -> dict[str, int]:
+    """key → entity row for those of ``keys`` in ``lookup`` (a files.KeyTable resolves them in
+    one go; a plain dict is read key by key)."""
+    return lookup.resolve(keys) if hasattr(lookup, "resolve") else {k: lookup[k] for k in keys if k in lookup}
 
 
 def _fold(text: str) -> str:
@@ -173,7 +179,7 @@ def title_parts(titles: Sequence[str], lookup, canonical=lambda k: k, max_words:
         whole = canonical(normalize_entity(title)) if title else ""
         grams.append([k for k in map(canonical, _name_runs(title or "", max_words)) if len(k) > 1 and k != whole])
     wanted = [k for keys in grams for k in keys]
-    found = lookup.resolve(wanted) if hasattr(lookup, "resolve") else {k: lookup[k] for k in wanted if k in lookup}
+    found = _resolve(lookup, wanted)
     return [{found[k] for k in keys if k in found} for keys in grams]
 
 

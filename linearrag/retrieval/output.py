@@ -41,11 +41,12 @@ class Output:
             return ranking.rows, np.asarray(ranking.scores), []
         return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation)
 
-    def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams, activation=None):
+    def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams, activation):
         """The first ``top_k`` of ``rows`` (best-scored first) after linked selection
         (retrieval/chain.py) — on corpora of titled records; off when ``link_depth`` ≤ 1 and on
         documents, where section headings are common words and it measured worse
-        (docs/benchmarks.md): (rows, their scores, per row the position of the passage above
+        (docs/benchmarks.md); ``activation``: the walk's, for title parts (``link_parts``):
+        (rows, their scores, per row the position of the passage above
         that names it, −1 where none, and the entity name of the title part it names, or None))."""
         rows = np.asarray(rows, dtype=np.int64)
         if params.link_depth <= 1 or len(rows) < 2 or self.documents:
@@ -57,14 +58,14 @@ class Output:
         mentions = TitleMentions(titles, lambda j: texts[int(rows[j])], whole_words=self.whole_words)
         parts, asked = None, set()
         if params.link_parts == "on" and self.whole_words:
+            # only entities the walk reached beyond the question (level ≥ 2) link a title part;
+            # a candidate whose title the question names (a seed, level 1) keeps its place
             parts = title_parts(titles, self.entity_lookup, self.canonical)
-            if activation is not None:   # the question's own entities link nothing new
-                named = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
-                levels = activation.lookup(named)[1] if named.size else np.zeros(0)
-                reached = set(named[levels >= 2].tolist())
-                parts = [p & reached for p in parts]
-                own = names[names >= 0]
-                asked = set(own[activation.lookup(own)[1] == 1].tolist()) if own.size else set()
+            named = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
+            reached = set(named[activation.lookup(named)[1] >= 2].tolist()) if named.size else set()
+            parts = [p & reached for p in parts]
+            own = names[names >= 0]
+            asked = set(own[activation.lookup(own)[1] == 1].tolist()) if own.size else set()
         order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,
                                           limit=params.top_k, parts=parts, asked=asked)
         return rows[order], row_scores[order], [(s, graph.entity_names[v] if v >= 0 else None)
