@@ -28,6 +28,7 @@ from pathlib import Path
 from .passage import HEADING_SEPARATOR, Citation, Passage, resolve_links
 from .errors import CorpusError
 from .jsonl import jsonl_lines
+from .lang.code import name_suffixes
 from .formats import notebook_markdown, read_html, read_pdf
 from .inventory import Inventory, list_files
 from .lines import LineFinder, source_lines
@@ -243,13 +244,21 @@ def _section_passages(file: Path, rel: str, sections: list, max_chars: int, find
             # Its own heading (a document title on every passage would be a hub); the first
             # passage also carries the document title, which links from other documents reach.
             headings = dict.fromkeys([section.path[-1]] + ([section.path[0]] if not passages else []))
-            terms = tuple((h, "HEADING") for h in headings) + tuple((c, "CODE") for c in code_identifiers(prose))
+            terms = tuple((h, "HEADING") for h in headings) + tuple((c, "CODE") for c in _code_terms(prose))
             links = tuple(link for _, _, paragraph_links in chunk for link in paragraph_links)
             cite = Citation(rel, _placed(finder, [p for p, _, _ in chunk]), section=title)
             passages.append(Passage(id=f"{rel}#{len(passages)}", title=title, text=body, title_is_name=False,
                                     title_in_text=True, ner_text=blank_code(body, spans), terms=terms,
                                     links=links, cite=cite))
     return passages
+
+
+def _code_terms(prose: str) -> list[str]:
+    """The identifiers written in backticks in ``prose``, each qualified one followed by the
+    shorter names it is also written as (`app.teardown_appcontext()` also names
+    `teardown_appcontext`, which another page documents): the walk crosses from one to the other."""
+    names = code_identifiers(prose)
+    return list(dict.fromkeys(n for name in names for n in (name, *name_suffixes(name))))
 
 
 def _merge_paragraphs(paragraphs: list, max_chars: int) -> list[list]:

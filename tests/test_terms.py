@@ -126,3 +126,30 @@ def test_a_bare_lowercase_word_links_only_an_entity_it_mostly_names():
     assert set(seeds) == {2}
     seeds, _, _ = link_entities(ngrams, [], no_vectors, lookup, names, floor=0.6, lowercase="all")
     assert set(seeds) == {0, 1, 2}
+
+
+def test_a_qualified_name_in_a_page_also_names_its_short_form(tmp_path):
+    """`app.teardown_appcontext()` in the tutorial and `teardown_appcontext` on the reference
+    page are one entity for the walk; `flask.Flask.run` offers `Flask.run`, never the word "run"."""
+    from linearrag.corpus import load_corpus
+    from linearrag.lang.code import name_suffixes
+
+    assert name_suffixes("app.teardown_appcontext()") == ["teardown_appcontext()"]
+    assert name_suffixes("flask.Flask.run") == ["Flask.run"]
+    assert name_suffixes("~flask.Flask.teardown_appcontext") == ["Flask.teardown_appcontext", "teardown_appcontext"]
+    assert name_suffixes("pyproject.toml") == [] and name_suffixes("git commit") == []
+    (tmp_path / "tutorial.md").write_text(
+        "# Database\n\n`app.teardown_appcontext()` tells the app to call `close_db` when it cleans up.\n",
+        encoding="utf-8")
+    (tmp_path / "reference.md").write_text(
+        "# Contexts\n\nThe `teardown_appcontext` functions run even after an unhandled exception.\n",
+        encoding="utf-8")
+    passages = {p.id: p for p in load_corpus(tmp_path)}
+    b = GraphBuilder(term_min_df=1)
+    for pid in ("tutorial.md#0", "reference.md#0"):
+        p = passages[pid]
+        b.add(AnalyzedText(p.text.split("\n")[-1:], [[]]), terms=p.terms)
+    g = b.build()
+    shared = g.C[0].multiply(g.C[1]).indices
+    assert [g.entity_keys[e] for e in shared] == ["teardown_appcontext"]
+    assert "app.teardown_appcontext" in g.entity_keys and "close_db" in g.entity_keys

@@ -37,13 +37,21 @@ def technical_terms(text: str) -> list[tuple[int, int, str]]:
         if kind == "name" and max(len(part) for part in re.split(r"[.:]", surface)) < 2:
             continue   # "e.g", "U.S": abbreviations
         out.append((start, end, surface))
-        if kind in ("name", "code") and re.search(r"[.:]", surface) and " " not in surface:
-            parts = re.split(r"[.:]", surface.lstrip("."))
-            for k in range(1, len(parts) - 1 + (1 if _code_like(parts[-1]) else 0)):
-                suffix = ".".join(parts[k:])
-                if len(suffix) >= 3:
-                    out.append((start, end, suffix))
+        if kind in ("name", "code"):
+            out.extend((start, end, suffix) for suffix in name_suffixes(surface))
     return out
+
+
+def name_suffixes(name: str) -> list[str]:
+    """The shorter names a qualified name is also written as, longest first: ``flask.Flask.run``
+    → ``Flask.run``; ``app.teardown_appcontext()`` → ``teardown_appcontext``. The last part
+    alone only when it cannot be an ordinary word (``run``, ``config`` would link every page
+    that says them); suffixes under three characters never."""
+    if " " in name or not re.search(r"[.:]", name):
+        return []
+    parts = re.split(r"[.:]", name.lstrip("~."))
+    last = len(parts) - 1 + (1 if _code_like(parts[-1]) else 0)
+    return [suffix for k in range(1, last) if len(suffix := ".".join(parts[k:])) >= 3]
 
 
 def _code_like(word: str) -> bool:
