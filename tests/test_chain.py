@@ -189,3 +189,29 @@ def test_a_title_part_reached_through_the_first_passage_links_the_next(schools_r
     assert "[school] names Indiana, in the title Alcohol laws of Indiana [laws-in]" in details
     off = schools_retriever.query(question, RetrievalParams(top_k=3, link_parts="off"))
     assert all(p.linked_via is None for p in off.passages)
+
+
+def test_a_title_the_question_names_keeps_its_place_before_a_link():
+    # candidates 0..3 (best-scored first); 0 names 3's title (52); the question names 1's (41)
+    C = _csr({0: [52], 1: [], 2: [], 3: []}, 4)
+    rows, names = np.arange(4), np.array([40, 41, 42, 52])
+    linked_first = linked_order(rows, names, C.indptr, C.indices, asked={40, 41})
+    assert linked_first[0].tolist() == [0, 3, 1, 2] and linked_first[1] == [-1, 0, -1, -1]
+    order, linked, _ = linked_order(rows, names, C.indptr, C.indices, asked={40, 41}, asked_first=True)
+    assert order.tolist() == [0, 1, 3, 2] and linked == [-1, -1, 0, -1]
+    # a question-named title scoring below the link waits for its score
+    rows = np.array([0, 2, 3, 1])
+    order, _, _ = linked_order(rows, names[rows], C.indptr, C.indices, asked={40, 41}, asked_first=True)
+    assert rows[order].tolist() == [0, 3, 1, 2]
+
+
+COMPARISON = "Which film has the director who died first, Three Violent People or Girls In White?"
+
+
+def test_a_comparison_keeps_its_second_film_second(sample_retriever):
+    """Both films are named by the question: the second film (2w005179) outscores the first
+    film's director (2w005180), whom the first film's page names, and keeps rank 2."""
+    score = [p.id for p in sample_retriever.query(COMPARISON, RetrievalParams(top_k=4)).passages]
+    linked = [p.id for p in sample_retriever.query(COMPARISON, RetrievalParams(top_k=4, link_asked="linked")).passages]
+    assert score[:2] == ["2w005181", "2w005179"] and linked[:2] == ["2w005181", "2w005180"]
+    assert sorted(score) == sorted(linked) == ["2w005178", "2w005179", "2w005180", "2w005181"]

@@ -35,7 +35,7 @@ from ..normalize import normalize_entity
 
 def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
                  mentions=None, limit: int | None = None, parts=None,
-                 asked=frozenset()) -> tuple[np.ndarray, list[int], list[int]]:
+                 asked=frozenset(), asked_first: bool = False) -> tuple[np.ndarray, list[int], list[int]]:
     """Reorder candidate ``rows`` (best-scored first) by linked selection (module docstring).
 
     ``names[i]``: the title entity of ``rows[i]`` (−1: none); ``indptr``/``indices``: the CSR
@@ -49,6 +49,8 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
     best-scored one whose title part a placed passage names comes next — unless a passage whose
     title entity is in ``asked`` (the question names it) scores higher. The third list gives,
     per output position, that title part's entity (−1 for every other position).
+    With ``asked_first`` a passage whose title entity is in ``asked`` is also taken in score
+    order among the passages named above: the question names it, as a passage above would.
     With ``limit`` only the first ``limit`` positions are placed (the same ones: each position
     depends only on those above it).
     """
@@ -94,6 +96,9 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
                 break
             if i in written_by:
                 pick, source = i, written_by[i]
+                break
+            if asked_first and e in asked:
+                pick = i
                 break
         else:
             for i in remaining if parts is not None else ():

@@ -57,6 +57,9 @@ class Output:
         texts = self.index.passage_texts
         mentions = TitleMentions(titles, lambda j: texts[int(rows[j])], whole_words=self.whole_words)
         parts, asked = None, set()
+        if params.link_asked == "score" or (params.link_parts == "on" and self.whole_words):
+            own = names[names >= 0]
+            asked = set(own[activation.lookup(own)[1] == 1].tolist()) if own.size else set()
         if params.link_parts == "on" and self.whole_words:
             # only entities the walk reached beyond the question (level ≥ 2) link a title part;
             # a candidate whose title the question names (a seed, level 1) keeps its place
@@ -64,10 +67,9 @@ class Output:
             named = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
             reached = set(named[activation.lookup(named)[1] >= 2].tolist()) if named.size else set()
             parts = [p & reached for p in parts]
-            own = names[names >= 0]
-            asked = set(own[activation.lookup(own)[1] == 1].tolist()) if own.size else set()
         order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,
-                                          limit=params.top_k, parts=parts, asked=asked)
+                                          limit=params.top_k, parts=parts, asked=asked,
+                                          asked_first=params.link_asked == "score")
         return rows[order], row_scores[order], [(s, graph.entity_names[v] if v >= 0 else None)
                                                 for s, v in zip(linked, via)]
 

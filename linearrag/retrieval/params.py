@@ -25,6 +25,7 @@ Similarity = Literal["raw", "calibrated"]
 Search = Literal["auto", "exact", "ann"]
 TermEvidence = Literal["off", "documents", "on"]
 LinkParts = Literal["off", "on"]
+LinkAsked = Literal["linked", "score"]
 
 MODES: tuple[str, ...] = typing.get_args(Mode)
 # search=auto takes the scalable (ANN) path from this many passages up (docs/scale.md).
@@ -166,6 +167,10 @@ class RetrievalParams:
         "an entity that a passage placed above names and the activation reached beyond the question comes next "
         '("Alcohol laws of Indiana" after a passage naming Indiana, "Henry King (director)" after one naming Henry '
         'King), unless a passage the question names scores higher; "off": whole titles only')
+    link_asked: LinkAsked = _param(
+        "score", "selection", 'in linked selection, a passage whose title the question names (a comparison\'s '
+        'second subject): "score": it keeps its place when it scores higher than every passage a passage above '
+        'names; "linked": passages named above come first')
     # ---- search space: exact or approximate -----------------------------------------------
     search: Search = _param(
         "auto", "search", '"exact": every stage over the whole corpus; "ann": the scalable space '
