@@ -44,6 +44,7 @@ ABLATIONS = {
     "siblings in walk order": {"siblings": "walk"},
     "no linked selection (score order)": {"link_depth": 0},
     "whole titles link only, no title parts (issue 39)": {"link_parts": "off"},
+    "links before the question's own titles (issue 39)": {"link_asked": "linked"},
     "a second walk round from the best 3 passages": {"rounds": 2},
     "no evidence seeds (no walk without a query entity)": {"evidence_seeds": 0},
     "lowercase n-grams: none": {"lowercase_linking": "none"},

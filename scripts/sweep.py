@@ -48,6 +48,7 @@ GRID = {
     "term_seed_weight": [0.1, 0.3, 1.0],
     "bare_word_share": [0.0, 0.25, 0.5, 0.75, 1.0],
     "link_parts": ["off", "on"],
+    "link_asked": ["linked", "score"],
     "rounds": [1, 2, 3],
     "round_passages": [1, 2, 3, 5],
     "round_weight": [0.1, 0.3, 1.0],
