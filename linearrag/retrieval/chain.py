@@ -13,7 +13,9 @@ same article) are ranked by score again, so a link brings in the bridge, not a r
 paragraphs that repeat it. When no remaining passage has a whole title named above, a title's
 *name* may hold what a placed passage names: "Alcohol laws of Indiana" after a page naming
 Indiana (``parts``, :func:`title_parts`; the three- and four-hop chains of MuSiQue are built
-from such pages).
+from such pages). A passage whose title the question itself names (``asked``: a comparison's
+second subject) counts as named: it keeps its place when it outscores every passage named above
+(``asked_first``), instead of waiting behind a page the first subject names.
 
 It runs on corpora of titled records (Wikipedia-style), where a title names the passage's
 subject. On documents a passage's title is a heading path, and following headings measured

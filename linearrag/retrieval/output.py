@@ -58,6 +58,7 @@ class Output:
         mentions = TitleMentions(titles, lambda j: texts[int(rows[j])], whole_words=self.whole_words)
         parts, asked = None, set()
         if params.link_asked == "score" or (params.link_parts == "on" and self.whole_words):
+            # the candidates whose title the question names: their title entity is a seed (level 1)
             own = names[names >= 0]
             asked = set(own[activation.lookup(own)[1] == 1].tolist()) if own.size else set()
         if params.link_parts == "on" and self.whole_words:
