@@ -44,7 +44,8 @@ def technical_terms(text: str) -> list[tuple[int, int, str]]:
 
 def name_suffixes(name: str) -> list[str]:
     """The shorter names a qualified name is also written as, longest first: ``flask.Flask.run``
-    → ``Flask.run``; ``app.teardown_appcontext()`` → ``teardown_appcontext``. The last part
+    → ``Flask.run``; ``app.teardown_appcontext()`` → ``teardown_appcontext()`` (whose entity key
+    drops the brackets, as every key does). The last part
     alone only when it cannot be an ordinary word (``run``, ``config`` would link every page
     that says them); suffixes under three characters never."""
     if " " in name or not re.search(r"[.:]", name):
