@@ -25,7 +25,7 @@ import logging
 import re
 from pathlib import Path
 
-from .passage import HEADING_SEPARATOR, Citation, Passage, resolve_links
+from .passage import ANCHOR, HEADING_SEPARATOR, Citation, Passage, resolve_links
 from .errors import CorpusError
 from .jsonl import jsonl_lines
 from .lang.code import name_suffixes
@@ -233,6 +233,7 @@ def _section_passages(file: Path, rel: str, sections: list, max_chars: int, find
     for section in sections:
         path = [h for k, h in enumerate(section.path) if k == 0 or h.casefold() != section.path[k - 1].casefold()]
         title = HEADING_SEPARATOR.join(path)   # "Installation › Installation" is said once
+        first = len(passages)
         for chunk in _merge_paragraphs(list(zip(section.paragraphs, section.code, section.links)), max_chars):
             body = "\n".join(p for p, _, _ in chunk)
             spans, pos = [], 0
@@ -245,6 +246,8 @@ def _section_passages(file: Path, rel: str, sections: list, max_chars: int, find
             # passage also carries the document title, which links from other documents reach.
             headings = dict.fromkeys([section.path[-1]] + ([section.path[0]] if not passages else []))
             terms = tuple((h, "HEADING") for h in headings) + tuple((c, "CODE") for c in _code_terms(prose))
+            if len(passages) == first:   # what links call the section (resolve_links): on its first passage
+                terms += tuple((a, ANCHOR) for a in section.anchors)
             links = tuple(link for _, _, paragraph_links in chunk for link in paragraph_links)
             cite = Citation(rel, _placed(finder, [p for p, _, _ in chunk]), section=title)
             passages.append(Passage(id=f"{rel}#{len(passages)}", title=title, text=body, title_is_name=False,

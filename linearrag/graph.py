@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from .analysis import AnalyzedText
 from .normalize import is_usable_entity, normalize_entity, singular_key
+from .passage import ANCHOR
 
 # Labels of entities that come from terms rather than names (see ``GraphBuilder``).
 TERM_LABELS = frozenset({"TERM", "CODE", "HEADING", "LINK"})
@@ -109,6 +110,8 @@ class GraphBuilder:
         # carries as a heading), on the sentences that show the link's text.
         terms = tuple(terms) + tuple((target, "LINK", text) for text, target in links)
         for surface, label, *shown in terms:
+            if label == ANCHOR:   # a name for links, resolved before the graph is built
+                continue
             key = normalize_entity(surface)
             key = singular_key(key) if label in ("HEADING", "LINK") else key
             if not is_usable_entity(key):

@@ -9,6 +9,8 @@ What the engine sees of a Markdown file:
   definitions, heading anchors (``{ #id }``), include directives (``{* file *}``) and
   admonition markers (``/// tip``, ``!!! note``) are removed; the visible link text stays.
   This cleaned text is the passage text returned to users.
+* **Anchors**: each heading is what a link's fragment may name (its words as a slug, an
+  explicit ``{ #id }``): ``corpus.py`` resolves links to sections with them.
 * **Code**: fenced code blocks stay in the passage text (BM25 and the embeddings see them)
   but are blanked in the text given to NER; identifiers written in backticks in prose
   (`Depends`, `HashMap<K, V>`) become candidate terms of their passage.
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from .passage import anchor_key
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -51,6 +55,9 @@ class Section:
     paragraphs: list[str] = field(default_factory=list)   # cleaned text; a code block is one paragraph
     code: list[bool] = field(default_factory=list)         # per paragraph: a fenced code block?
     links: list[list[tuple[str, str]]] = field(default_factory=list)  # per paragraph: (link text, target)
+    # what links may name this section by: "#id" (a fragment of its file: the heading's slug, an
+    # explicit "{ #id }") and "ref:label" (a label of the whole project: Sphinx/MyST targets)
+    anchors: list[str] = field(default_factory=list)
 
     def add(self, paragraph: str, code: bool = False, links: list[tuple[str, str]] | None = None) -> None:
         self.paragraphs.append(paragraph)
@@ -115,11 +122,12 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
             flush()
             level, name = len(heading.group(1)), heading_text(heading.group(2))
             if level == 1 and not stack and name == title and not any(s.paragraphs for s in sections):
+                sections[0].anchors.extend(heading_anchors(heading.group(2), name))
                 continue   # the document title itself
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, name or "…"))
-            sections.append(Section([title, *(h for _, h in stack)]))
+            sections.append(Section([title, *(h for _, h in stack)], anchors=heading_anchors(heading.group(2), name)))
             continue
         if not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line):
             flush()
@@ -129,6 +137,19 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
     if fence is not None and code:   # an unclosed fence: keep what it held
         sections[-1].add("\n".join(code), code=True)
     return [s for s in sections if s.paragraphs]
+
+
+_EXPLICIT_ID = re.compile(r"\{\s*#([^}\s]+)[^}]*\}\s*$")
+
+
+def heading_anchors(raw: str, name: str) -> list[str]:
+    """What a link may call a heading by (see :attr:`Section.anchors`): its words as a slug, and
+    an explicit ``{ #id }`` (also a project-wide label, as MyST's ``(label)=`` targets are)."""
+    out = [anchor_key(name)] if name else []
+    m = _EXPLICIT_ID.search(raw)
+    if m:
+        out += [anchor_key(m.group(1)), f"ref:{m.group(1).casefold()}"]
+    return list(dict.fromkeys(a for a in out if a != "#"))
 
 
 _EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{1,3})(?=\S)(.+?)(?<=\S)\1(?![\w*])")

@@ -6,8 +6,9 @@ into passages and entities ("ref", "--some-option <target-label>"), and an admon
 read as a code block. The same rules as for reStructuredText (``rst.py``) apply: roles become
 their text (code-like ones in backticks, ``{doc}`` a link), admonitions and version notes stay
 as text, code directives stay code, ``toctree``/``index``/``auto*``/``include``/``eval-rst``
-and the like are dropped, targets and comments removed. A file without MyST syntax is returned
-unchanged.
+and the like are dropped, comments removed. A target above a heading becomes the heading's
+explicit id (``## Title {#label}``) and ``{ref}`label``` a link to it; other targets are
+removed. A file without MyST syntax is returned unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ _ROLE_OR_CODE = re.compile(r"(?<![\w/])\{([A-Za-z][\w:+-]*)\}`([^`]+)`|`[^`\n]+`
 _DIRECTIVE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{([A-Za-z][\w:+-]*)\}\s*(.*)$")
 _TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
 _COMMENT = re.compile(r"^\s*%(\s|$)")
+_ATX = re.compile(r"^\s{0,3}#{1,6}\s")
+_HAS_ID = re.compile(r"\{\s*#[^}]*\}\s*$")
 _OPTION = re.compile(r"^\s*:[\w-]+:(\s.*)?$")
 _MYST_BLOCK = re.compile(r"^\s*(`{3,}|:{3,})\{[A-Za-z]|^\s*\([^()\s]+\)=\s*$", re.M)
 _DROP_MORE = {"eval-rst", "tableofcontents", "contents", "bibliography", "mermaid"}
@@ -53,7 +56,13 @@ def _lines(lines: list[str]) -> list[str]:
             out.extend(_directive(name.split(":")[-1].lower(), args.strip(), lines[i + 1:end], indent))
             i = end + 1
             continue
-        if _TARGET.match(line) or _COMMENT.match(line):
+        if _TARGET.match(line):   # a label: kept on the heading it names, as an explicit id
+            nxt = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), None)
+            if nxt is not None and _ATX.match(lines[nxt]) and not _HAS_ID.search(lines[nxt]):
+                lines = [*lines[:nxt], f"{lines[nxt].rstrip()} {{#{_TARGET.match(line).group(1)}}}", *lines[nxt + 1:]]
+            i += 1
+            continue
+        if _COMMENT.match(line):
             i += 1
             continue
         if line.lstrip().startswith(("```", "~~~")):   # an ordinary code fence: copied as it is
@@ -109,6 +118,8 @@ def _role(m: re.Match) -> str:
     shown, target = role_text(raw)
     if role == "doc" and target:
         return f"[{shown}]({target})"
+    if role == "ref" and target:   # a label; the corpus loader finds the heading it names
+        return f"[{shown}](ref:{target.casefold()})"
     if role in CODE_ROLES:
         return f"`{shown}`"
     return shown

@@ -9,6 +9,8 @@ What the engine sees of a ``.rst`` file:
   code-like roles written in backticks so that they become candidate terms, as in Markdown.
 * **Code**: literal blocks, ``code-block``, ``doctest`` and the like are code paragraphs (BM25
   and embeddings read them, NER does not).
+* **Links**: ``:doc:`` names a document, ``:ref:`` a label; a label (``.. _label:`` above a
+  title) is kept as an anchor of its section, so the corpus loader can resolve the link.
 * **Dropped**: ``toctree``, ``index``, ``auto*`` (they document code not in the folder),
   ``include``/``literalinclude``/``raw`` (never read other files), comments, targets,
   substitution definitions and docutils' own error messages.
@@ -156,11 +158,18 @@ def _walk(node, path: list[str], sections: list[Section], top: bool = False) -> 
             heading = child.next_node(nodes.title)
             name = " ".join(heading.astext().split()) if heading is not None else "…"
             sub = path if (top and name == path[0] and not any(s.paragraphs for s in sections)) else [*path, name]
-            sections.append(Section(sub))
+            sections.append(Section(sub, anchors=_labels(child, heading)))
             _walk(child, sub, sections)
             sections.append(Section(path))   # text after a subsection belongs to the parent again
         else:
             _block(child, sections[-1])
+
+
+def _labels(section, heading) -> list[str]:
+    """The explicit targets (``.. _label:``) that name ``section``, as ``ref:label``: docutils
+    files them under the section's names, next to the name its title gives it."""
+    implicit = nodes.fully_normalize_name(heading.astext()) if heading is not None else None
+    return [f"ref:{name}" for name in section.get("names", []) if name != implicit]
 
 
 def _block(node, section: Section) -> None:
@@ -214,9 +223,18 @@ def _add_text(section: Section, prefix: str, body) -> None:
 def _prose(node, section: Section) -> None:
     text = " ".join(_inline(node).split())
     if text:
-        links = [(" ".join(r.astext().split()), r.get("refuri", "")) for r in node.findall(nodes.reference)
-                 if r.get("refuri", "").startswith("doc:")]
-        section.add(text, links=[(t, uri[4:]) for t, uri in links if t])
+        links = [(" ".join(r.astext().split()), r.get("refuri", "")) for r in node.findall(nodes.reference)]
+        section.add(text, links=[(t, _link_target(uri)) for t, uri in links if t and _link_target(uri)])
+
+
+def _link_target(uri: str) -> str | None:
+    """A role's link as the corpus loader resolves it: a document path (``:doc:``), a label
+    (``:ref:`` → ``ref:label``; Sphinx compares labels in lower case); None for the rest."""
+    if uri.startswith("doc:"):
+        return uri[4:]
+    if uri.startswith("ref:"):
+        return "ref:" + nodes.fully_normalize_name(uri[4:])
+    return None
 
 
 def _inline(node) -> str:

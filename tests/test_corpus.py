@@ -179,3 +179,44 @@ def test_a_link_joins_the_passage_to_the_target_title_entity(tmp_path):
     e = g.entity_keys.index("weak reference")
     assert g.C[:, e].toarray().ravel().tolist() == [1, 1]           # a.md#0 and b.md#0 share it
     assert g.M[0, e] == 1                                           # on the sentence showing the link
+
+
+def test_labels_and_fragments_link_to_the_section_they_name(tmp_path):
+    """A Sphinx ``:ref:`` (and MyST ``{ref}``) names a section by its label in any file; a
+    Markdown fragment names a heading of its file (by slug or ``{ #id }``): the link reaches that
+    section's heading, not the document's first passage. Unknown labels and self-links are dropped."""
+    from linearrag.analysis import AnalyzedText
+    from linearrag.graph import GraphBuilder
+
+    (tmp_path / "debugging.rst").write_text(
+        "Debugging\n=========\n\nUse an error tool, as described in :ref:`error-logging-tools`, or\n"
+        ":ref:`the handlers <Registering>`; see also :ref:`no-such-label` and :ref:`here`.\n\n"
+        ".. _here:\n\nIn Production\n-------------\n\nDo not run the debugger.\n", encoding="utf-8")
+    (tmp_path / "errors.rst").write_text(
+        "Handling Errors\n===============\n\nIntro.\n\n.. _registering:\n\nRegistering Handlers\n"
+        "--------------------\n\nRegister a handler.\n\n.. _error-logging-tools:\n\nError Logging Tools\n"
+        "-------------------\n\nSentry aggregates duplicate errors.\n", encoding="utf-8")
+    (tmp_path / "guide.md").write_text(
+        "# Guide\n\nSee [the second part](notes.md#second-part-here), [the custom one](notes.md#custom), "
+        "{ref}`the label <my-label>` and [the top](notes.md).\n\n## Own Part\n\nBack to [this part](#own-part).\n",
+        encoding="utf-8")
+    (tmp_path / "notes.md").write_text(
+        "# Notes\n\nIntro.\n\n## Second Part, here!\n\nText.\n\n## Third { #custom }\n\nMore.\n\n"
+        "(my-label)=\n## Fourth\n\nLast.\n", encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    by_id = {p.id: p for p in passages}
+    assert by_id["debugging.rst#0"].links == (("error-logging-tools", "Error Logging Tools"),
+                                              ("the handlers", "Registering Handlers"), ("here", "In Production"))
+    assert by_id["guide.md#0"].links == (("the second part", "Second Part, here!"), ("the custom one", "Third"),
+                                         ("the label", "Fourth"), ("the top", "Notes"))
+    assert by_id["guide.md#1"].links == ()                           # its own section
+    builder = GraphBuilder()
+    for p in passages:
+        sentences = p.text.split("\n")
+        builder.add(AnalyzedText(sentences, [[] for _ in sentences]), "", p.terms, links=p.links)
+    g = builder.build()
+    ids = [p.id for p in passages]
+    e = g.entity_keys.index("error logging tool")
+    holders = {ids[r] for r in g.C[:, e].nonzero()[0]}
+    assert holders == {"debugging.rst#0", "errors.rst#2"}            # the linking passage and the section
+    assert not any(key.startswith(("ref:", "#")) for key in g.entity_keys)   # anchors are no entities

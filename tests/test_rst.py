@@ -66,7 +66,8 @@ def test_sections_prose_code_and_sphinx_markup():
     text = intro.paragraphs[0]
     assert text.startswith("Installing Flask installs the `flask` script. See the tutorial and /deploying/index")
     assert "`FLASK_APP`" in text and "`--app`" in text and "`run`" in text and "`flask.Flask.test_client`" in text
-    assert intro.links[0] == [("/deploying/index", "/deploying/index")]
+    assert intro.links[0] == [("the tutorial", "ref:tutorial"), ("/deploying/index", "/deploying/index")]
+    assert intro.anchors == ["ref:cli"] and server.anchors == []   # the label above the title names it
     assert "quickstart" not in " ".join(intro.paragraphs) and "members" not in " ".join(intro.paragraphs)
     body = list(zip(server.paragraphs, server.code))
     assert ("$ flask --app hello run", True) in body

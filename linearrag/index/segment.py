@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis import AnalyzedText, Mention
-from ..passage import Citation, Passage
+from ..passage import ANCHOR, Citation, Passage
 from ..files import load_array, read_strings, save_array, save_json, write_strings
 from ..jsonl import jsonl_lines
 
@@ -76,8 +76,9 @@ class Record:
         if self.title and self.title_is_name:
             everywhere.add(("title", self.title))
         everywhere.update(("t", s) for s, label in self.terms if label == "HEADING")
-        shown = [s for s, label in self.terms if label != "HEADING"] + [f"link:{t}" for _, t in self.links]
-        shown_text = [s for s, label in self.terms if label != "HEADING"] + [text for text, _ in self.links]
+        inline = [s for s, label in self.terms if label not in ("HEADING", ANCHOR)]
+        shown = inline + [f"link:{t}" for _, t in self.links]
+        shown_text = inline + [text for text, _ in self.links]
         out = []
         for k, (sentence, mentions) in enumerate(zip(self.sentences, self.mentions)):
             keys = set(everywhere)
