@@ -90,6 +90,8 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
         body = body[1:]
     if name in DROP_DIRECTIVES or name in _DROP_MORE or name.startswith("auto"):
         return []
+    if name == "glossary":
+        return _glossary(body, indent)
     if name in CODE_DIRECTIVES or name == "code-cell":
         return [f"{indent}```{args.split()[0] if args else ''}", *body, f"{indent}```"]
     if name in VERSION_DIRECTIVES:
@@ -111,6 +113,23 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
     return ["", *inner, ""]
 
 
+def _glossary(body: list[str], indent: str) -> list[str]:
+    """A glossary's entries (a term on its own line, its definition indented below) as
+    paragraphs "`term`: definition": the term is code, as ``{term}`` mentions of it are."""
+    lines = [line for line in body if line.strip()]
+    base = min((len(line) - len(line.lstrip()) for line in lines), default=0)
+    entries: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if len(line) - len(line.lstrip()) > base and entries:
+            entries[-1][1].append(_ROLE_OR_CODE.sub(_role, line.strip()))
+        else:
+            entries.append((line.strip(), []))
+    out = [""]
+    for term, definition in entries:
+        out += [f"{indent}`{term}`:" + (f" {' '.join(definition)}" if definition else ""), ""]
+    return out
+
+
 def _role(m: re.Match) -> str:
     if m.group(1) is None:   # an inline code span: as it is
         return m.group(0)
@@ -120,6 +139,6 @@ def _role(m: re.Match) -> str:
         return f"[{shown}]({target})"
     if role == "ref" and target:   # a label; the corpus loader finds the heading it names
         return f"[{shown}](ref:{target.casefold()})"
-    if role in CODE_ROLES:
+    if role in CODE_ROLES or role == "term":   # a glossary term: code, as its entry writes it
         return f"`{shown}`"
     return shown

@@ -10,7 +10,9 @@ What the engine sees of a ``.rst`` file:
 * **Code**: literal blocks, ``code-block``, ``doctest`` and the like are code paragraphs (BM25
   and embeddings read them, NER does not).
 * **Links**: ``:doc:`` names a document, ``:ref:`` a label; a label (``.. _label:`` above a
-  title) is kept as an anchor of its section, so the corpus loader can resolve the link.
+  title) is kept as an anchor of its section, so the corpus loader can resolve the link. A
+  glossary entry's term and a ``:term:`` role are both written as code: one entity joins the
+  passages that use a term to the passage that defines it.
 * **Dropped**: ``toctree``, ``index``, ``auto*`` (they document code not in the folder),
   ``include``/``literalinclude``/``raw`` (never read other files), comments, targets,
   substitution definitions and docutils' own error messages.
@@ -66,7 +68,9 @@ def role_text(text: str) -> tuple[str, str | None]:
 def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     shown, target = role_text(text)
     role = name.split(":")[-1].lower()
-    if role in ("doc", "ref", "numref", "term", "download") and target:
+    if role == "term":   # a glossary term: written as code, the entity its glossary entry also carries
+        return [nodes.literal(rawtext, shown)], []
+    if role in ("doc", "ref", "numref", "download") and target:
         return [nodes.reference(rawtext, shown, refuri=f"{role}:{target}")], []
     if role in CODE_ROLES:
         return [nodes.literal(rawtext, shown)], []
@@ -109,6 +113,7 @@ class _Generic(Directive):
                 container += nodes.paragraph(rest, "", *inline)
         elif name in ("glossary", "hlist", "tab", "tabs", "container", "rst-class", "centered", "card"):
             heading = ""
+            container["classes"].append(name)
         elif heading and ("(" in heading or name not in ("note", "warning", "tip", "seealso", "admonition",
                                                            "rubric", "topic", "sidebar", "hint", "important")):
             heading = f"`{heading}`"   # a described object's signature: an identifier
@@ -185,6 +190,8 @@ def _block(node, section: Section) -> None:
         _prose(node, section)
     elif isinstance(node, nodes.definition_list_item):
         term = _inline(node.next_node(nodes.term) or nodes.Text(""))
+        if term and _in_glossary(node):   # a defined term: code, so that :term: mentions meet it
+            term = f"`{term.strip('`')}`"
         body = node.next_node(nodes.definition)
         _add_text(section, f"{term}: " if term else "", body)
     elif isinstance(node, nodes.field):
@@ -200,6 +207,13 @@ def _block(node, section: Section) -> None:
         for child in node.children:
             if isinstance(child, nodes.Element):
                 _block(child, section)
+
+
+def _in_glossary(node) -> bool:
+    parent = node.parent
+    while parent is not None and not (isinstance(parent, nodes.container) and "glossary" in parent["classes"]):
+        parent = parent.parent
+    return parent is not None
 
 
 def _add_text(section: Section, prefix: str, body) -> None:

@@ -198,3 +198,43 @@ def test_titles_never_repeat_the_page_name(tmp_path):
     assert [(p.title, p.text) for p in passages] == [
         ("Setup", "Translated page, see the original."), ("Setup", "Install it first."),
         ("Setup", "Then configure it."), ("Setup › Run", "Start it.")]
+
+
+def test_a_glossary_term_and_its_mentions_share_one_entity(tmp_path):
+    """A Sphinx or MyST glossary entry writes its term as code, and so does every ``:term:`` /
+    ``{term}`` mention: the graph joins the passage that uses a term to the one that defines it."""
+    from linearrag.analysis import AnalyzedText
+    from linearrag.graph import GraphBuilder
+
+    (tmp_path / "glossary.rst").write_text(textwrap.dedent("""\
+        Glossary
+        ========
+
+        .. glossary::
+
+           WSGI
+              The Web Server Gateway Interface between servers and applications.
+
+        definition list
+           Not a glossary: its term stays text.
+        """), encoding="utf-8")
+    (tmp_path / "deploy.rst").write_text("Deploying\n=========\n\nAny :term:`WSGI` server will do.\n",
+                                         encoding="utf-8")
+    (tmp_path / "terms.md").write_text("# Terms\n\n```{glossary}\napp factory\n  A function that creates "
+                                       "the app, see {ref}`setup`.\n```\n", encoding="utf-8")
+    (tmp_path / "guide.md").write_text("# Guide\n\nWrite an {term}`app factory` first.\n", encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    texts = {p.id: p.text for p in passages}
+    assert texts["glossary.rst#0"].split("\n") == [
+        "`WSGI`: The Web Server Gateway Interface between servers and applications.",
+        "definition list: Not a glossary: its term stays text."]
+    assert texts["deploy.rst#0"] == "Any `WSGI` server will do."
+    assert texts["terms.md#0"] == "`app factory`: A function that creates the app, see setup."
+    builder = GraphBuilder()
+    for p in passages:
+        sentences = p.text.split("\n")
+        builder.add(AnalyzedText(sentences, [[] for _ in sentences]), "", p.terms, links=p.links)
+    g = builder.build()
+    ids = [p.id for p in passages]
+    for key, holders in (("wsgi", {"glossary.rst#0", "deploy.rst#0"}), ("app factory", {"terms.md#0", "guide.md#0"})):
+        assert {ids[r] for r in g.C[:, g.entity_keys.index(key)].nonzero()[0]} == holders
