@@ -79,11 +79,13 @@ def test_lowercase_linking_auto_depends_on_the_kind_of_index():
 
 
 def test_a_passage_defines_its_heading_and_the_view_says_so():
-    from linearrag.retrieval.output import heading_keys
+    from linearrag.retrieval.output import definition_keys, heading_keys
     from linearrag.retrieval.results import ActivatedEntity, PassageHit, QueryEntity, QueryResult
 
     assert heading_keys("CLI › Run the Server", first=False) == {"run the server"}
     assert heading_keys("CLI › Options › --reload", first=True) == {"cli", "--reload"}
+    text = "`TESTING`\nEnable testing mode.\n`--reload`: Reload on change.\nUse `DEBUG` with `url_for`:\n`flask.Flask.run`"
+    assert definition_keys(text) == {"testing", "--reload", "flask.flask.run", "flask.run"}   # not DEBUG, url_for
     hit = PassageHit(rank=1, id="cli.rst#3", title="CLI › --reload", score=1.0, text="Reloads on change.",
                      entities=["--reload", "CLI"], file="cli.rst", lines=[12, 30], section="CLI › --reload",
                      defines=["--reload", "CLI"])
@@ -93,7 +95,7 @@ def test_a_passage_defines_its_heading_and_the_view_says_so():
                          activated_count=2, passages=[hit], fallback=None, params={}, timings_ms={},
                          evidence_passages=["cli.rst#3"])
     text = result.format_text()
-    assert "reached through --reload, defined in cli.rst:12-30 (its heading)" in text
+    assert "reached through --reload, defined in cli.rst:12-30" in text
     assert "reached through CLI" not in text      # an evidence seed of the passage itself explains nothing
     assert "The walk also starts from the entities of [cli.rst#3] (evidence seeds)" in text
     assert "  named in the question: --reload (0.10)" in text

@@ -3,9 +3,12 @@ entity chain (each activated entity's level and bridging sentence, each passage'
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..errors import IndexFormatError
+from ..lang.code import name_suffixes
 from ..normalize import normalize_entity, singular_key
 from ..passage import HEADING_SEPARATOR
 from .chain import TitleMentions, linked_order, name_entities, title_parts
@@ -20,6 +23,17 @@ def heading_keys(title: str, first: bool) -> set[str]:
     title (the first part)."""
     parts = [p for p in title.split(HEADING_SEPARATOR) if p.strip()]
     return {singular_key(normalize_entity(p)) for p in ((parts[:1] if first else []) + parts[-1:])}
+
+
+_DEFINED = re.compile(r"^`([^`\n]+)`(?::\s|:?$)", re.M)
+
+
+def definition_keys(text: str) -> set[str]:
+    """Entity keys a document passage defines in its text: code written as a line of its own (a
+    described object's signature, ``TESTING``) or starting a line before a colon (a definition
+    list's or a glossary's term: "`--reload`: Reload on change"), with the shorter names a
+    qualified one is also written as."""
+    return {normalize_entity(n) for m in _DEFINED.finditer(text) for n in (m.group(1), *name_suffixes(m.group(1)))}
 
 
 class Output:
@@ -94,8 +108,9 @@ class Output:
                 order = np.lexsort((active, -scores[levels > 0]))
                 ents = [graph.entity_names[e] for e in active[order].tolist()]
                 if self.documents:
-                    headings = heading_keys(idx.passage_titles[row], idx.passage_ids[row].endswith("#0"))
-                    defines = [graph.entity_names[e] for e in active[order].tolist() if graph.entity_keys[e] in headings]
+                    defined = (heading_keys(idx.passage_titles[row], idx.passage_ids[row].endswith("#0"))
+                               | definition_keys(idx.passage_texts[row]))
+                    defines = [graph.entity_names[e] for e in active[order].tolist() if graph.entity_keys[e] in defined]
             source, via = linked[rank - 1] if rank <= len(linked) else (-1, None)
             cite = idx.citation(row)
             hits.append(PassageHit(rank=rank, id=idx.passage_ids[row], title=idx.passage_titles[row],

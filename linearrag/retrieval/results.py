@@ -37,7 +37,7 @@ class PassageHit:
     lines: list[int] | None = None   # [first, last] line in that file, 1-based, inclusive
     section: str = ""                # the heading path (a record's title)
     page: int | None = None          # PDF page, from 1
-    defines: list[str] = field(default_factory=list)  # activated entities this passage defines (its heading)
+    defines: list[str] = field(default_factory=list)  # activated entities this passage defines (heading, term)
 
     @property
     def citation(self) -> str:
@@ -136,7 +136,7 @@ class QueryResult:
                 how = "; ".join(f"{a.entity} (L{a.level}, bridging sentence in [{a.passage_id}])" for a in hops[:3])
                 lines.append(f"     reached through: {how}")
             for name in self._definitions(p)[:3]:   # the definition of a term the question or another passage names
-                lines.append(f"     reached through {name}, defined in {p.citation} (its heading)")
+                lines.append(f"     reached through {name}, defined in {p.citation}")
             snippet = p.text if len(p.text) <= 300 else p.text[:297] + "..."
             lines.append(f"     {snippet}")
         return lines
