@@ -25,7 +25,8 @@ import logging
 import re
 from pathlib import Path
 
-from .passage import ANCHOR, HEADING_SEPARATOR, Citation, Passage, resolve_links
+from .links import resolve_links
+from .passage import ANCHOR, HEADING_SEPARATOR, Citation, Passage
 from .errors import CorpusError
 from .jsonl import jsonl_lines
 from .lang.code import name_suffixes

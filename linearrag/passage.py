@@ -1,14 +1,10 @@
-"""A passage (the unit retrieved), and what is computed over a corpus's passages: links
-between documents resolved to titles, and the input's fingerprint."""
+"""A passage (the unit retrieved), its citation, and the fingerprint of a corpus's passages
+(links between them are resolved in ``links.py``)."""
 
 from __future__ import annotations
 
 import hashlib
-import posixpath
-import re
-from dataclasses import dataclass, replace
-from pathlib import Path
-from urllib.parse import unquote
+from dataclasses import dataclass
 
 HEADING_SEPARATOR = " › "
 # The label of a passage term that names its section for links ("#slug", "ref:label"); no entity.
@@ -58,7 +54,7 @@ class Passage:
     title), ``CODE`` (an identifier, linked to the sentences that contain it) or :data:`ANCHOR`
     (a name links give its section; no entity). ``links``:
     links to other documents or sections of the corpus as (visible text, their title), once
-    resolved by :func:`resolve_links` (raw (text, target) pairs before). ``cite``: where it
+    resolved by :func:`links.resolve_links` (raw (text, target) pairs before). ``cite``: where it
     comes from (:class:`Citation`), None when the reader could not say.
     """
 
@@ -92,81 +88,6 @@ class Passage:
     def title_line(self) -> bool:
         """True when the analysed text starts with the title on a line of its own."""
         return bool(self._prefix)
-
-
-def anchor_key(fragment: str) -> str:
-    """A fragment as links and headings are compared: lower case, letters and digits only, so
-    that every slug style (GitHub's, Python-Markdown's, an explicit id) meets the heading's words."""
-    return "#" + "".join(ch for ch in fragment.casefold() if ch.isalnum())
-
-
-def resolve_links(passages: list[Passage]) -> list[Passage]:
-    """Turn each passage's raw links (visible text, target) into links to documents of the
-    corpus: (visible text, the title of the target document, or of the target section when the
-    link names one). A relative path (``../b.md#part``, ``b``, ``guide/``) resolves against the
-    linking file, its fragment against the headings of that file (:data:`ANCHOR` terms); a
-    Sphinx/MyST label (``ref:label``) against the labels of every file; a wiki link ``[[Name]]``
-    matches a document title or file name. Links to anything else (web pages, missing files,
-    unknown labels) are dropped, and so is a link to the passage's own section."""
-    doc_title: dict[str, str] = {}
-    by_name: dict[str, str] = {}
-    anchors: dict[tuple[str, str], str] = {}   # (document, "#key") → heading
-    labels: dict[str, tuple[str, str]] = {}    # "ref:label" → (document, heading)
-    for p in passages:
-        doc = p.id.rsplit("#", 1)[0]
-        if doc not in doc_title:
-            doc_title[doc] = p.title.split(HEADING_SEPARATOR)[0]
-            by_name.setdefault(doc_title[doc].casefold(), doc_title[doc])
-            by_name.setdefault(Path(doc).stem.casefold(), doc_title[doc])
-        heading = _own_heading(p)
-        for surface, label in p.terms:
-            if label == ANCHOR and surface.startswith("ref:"):
-                labels.setdefault(surface, (doc, heading))
-            elif label == ANCHOR:
-                anchors.setdefault((doc, surface), heading)
-    out = []
-    for p in passages:
-        if not p.links:
-            out.append(p)
-            continue
-        doc = p.id.rsplit("#", 1)[0]
-        resolved = []
-        for text, target in p.links:
-            if target.startswith("wiki:"):
-                where = (None, by_name.get(target[5:].strip().casefold()))
-            elif target.startswith("ref:"):
-                where = labels.get(target, (None, None))
-            else:
-                where = _resolve_path(doc, target, doc_title, anchors)
-            to_doc, title = where
-            if title and (to_doc, title) != (doc, _own_heading(p)) and title != doc_title[doc]:
-                resolved.append((text, title))
-        out.append(replace(p, links=tuple(dict.fromkeys(resolved))))
-    return out
-
-
-def _own_heading(p: Passage) -> str:
-    """The heading of the passage's section (its first ``HEADING`` term), else its title's last part."""
-    return next((s for s, label in p.terms if label == "HEADING"), p.title.split(HEADING_SEPARATOR)[-1])
-
-
-def _resolve_path(doc: str, target: str, doc_title: dict[str, str],
-                  anchors: dict[tuple[str, str], str]) -> tuple[str | None, str | None]:
-    """(document, title) a path link names: the heading its fragment names, else the document's title."""
-    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) or target.startswith("//"):
-        return None, None   # a URL or mailto:
-    path_part, _, fragment = target.partition("#")
-    if path_part:
-        base = "" if target.startswith("/") else posixpath.dirname(doc)   # "/x": from the input root (Sphinx :doc:)
-        path = posixpath.normpath(posixpath.join(base, unquote(path_part.lstrip("/"))))
-        found = next((c for c in (path, f"{path}.md", f"{path}/index.md", f"{path}.rst", f"{path}/index.rst",
-                                  f"{path}.html", f"{path}/index.html") if c in doc_title), None)
-    else:
-        found = doc   # an in-page anchor
-    if found is None:
-        return None, None
-    heading = anchors.get((found, anchor_key(unquote(fragment)))) if fragment else None
-    return found, heading or (doc_title[found] if path_part else None)
 
 
 def fingerprint(passages: list[Passage]) -> str:

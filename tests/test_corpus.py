@@ -220,3 +220,23 @@ def test_labels_and_fragments_link_to_the_section_they_name(tmp_path):
     holders = {ids[r] for r in g.C[:, e].nonzero()[0]}
     assert holders == {"debugging.rst#0", "errors.rst#2"}            # the linking passage and the section
     assert not any(key.startswith(("ref:", "#")) for key in g.entity_keys)   # anchors are no entities
+
+
+def test_links_to_the_projects_own_site_resolve_as_paths(tmp_path):
+    """A published docs site links to itself by absolute URL (``https://fastapi.tiangolo.com/
+    tutorial/body/``): a host whose links reach several documents of the corpus by their path is
+    the corpus's own site. A host whose paths happen to name one local file is not."""
+    (tmp_path / "tutorial").mkdir()
+    for name, title in (("body", "Request Body"), ("query", "Query Parameters"), ("path", "Path Parameters")):
+        (tmp_path / "tutorial" / f"{name}.md").write_text(f"# {title}\n\nAbout {name}.\n\n## Extra Part\n\nMore.\n",
+                                                          encoding="utf-8")
+    (tmp_path / "benchmarks.md").write_text("# Benchmarks\n\nSpeed.\n", encoding="utf-8")
+    site = "https://docs.example.org"
+    (tmp_path / "index.md").write_text(
+        f"# Home\n\nSee [body]({site}/tutorial/body/), [query]({site}/tutorial/query/#extra-part), "
+        f"[path]({site}/tutorial/path/) and [a translation]({site}/es/tutorial/body/). Compare "
+        "[one](https://bench.example.com/benchmarks), [two](https://bench.example.com/benchmarks#r2), "
+        "[three](https://bench.example.com/benchmarks/) and [GitHub](https://github.com/tutorial/body).\n",
+        encoding="utf-8")
+    by_id = {p.id: p for p in load_corpus(tmp_path)}
+    assert by_id["index.md#0"].links == (("body", "Request Body"), ("query", "Extra Part"), ("path", "Path Parameters"))

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..aliases import Aliases
-from ..passage import fingerprint, resolve_links
+from ..links import resolve_links
+from ..passage import fingerprint
 from ..graph import GraphBuilder, TriGraph
 from ..lexical import LexicalIndex
 from .meta import BuildSettings
