@@ -4,10 +4,11 @@ A reader keeps each link raw, as (visible text, target): a relative path with an
 fragment (``../b.md#part``), a Sphinx/MyST label (``ref:label``), a wiki link (``wiki:Name``)
 or a URL. :func:`resolve_links` turns the ones that name a document or a section of the corpus
 into (visible text, title): the document's title, or the heading of the section the fragment or
-label names (each section's :data:`~passage.ANCHOR` terms say what links may call it). A URL
-counts when it points into the project's own published site: a host most of whose links'
-paths are documents of the corpus, several different ones (``https://fastapi.tiangolo.com/tutorial/body/`` in the
-FastAPI docs is ``tutorial/body.md``).
+label names (each section's :data:`~passage.ANCHOR` terms say what links may call it). A link
+to a built page (``ch15-01-box.html``, as mdBook books and Sphinx write them) means its source
+file. A URL counts when it points into the project's own published site: a host whose links'
+paths are documents of the corpus, several different ones, for most of its links
+(``https://fastapi.tiangolo.com/tutorial/body/`` in the FastAPI docs is ``tutorial/body.md``).
 """
 
 from __future__ import annotations
@@ -96,8 +97,7 @@ class _Corpus:
         if path_part:
             base = "" if target.startswith("/") else posixpath.dirname(doc)   # "/x": from the input root
             path = posixpath.normpath(posixpath.join(base, unquote(path_part.lstrip("/"))))
-            found = next((c for c in (path, f"{path}.md", f"{path}/index.md", f"{path}.rst", f"{path}/index.rst",
-                                      f"{path}.html", f"{path}/index.html") if c in self.doc_title), None)
+            found = next((c for c in _candidates(path) if c in self.doc_title), None)
         else:
             found = doc   # an in-page anchor
         if found is None:
@@ -119,6 +119,17 @@ class _Corpus:
                 hits[host] += 1
                 docs[host].add(found)
         return {host for host, n in hits.items() if len(docs[host]) >= OWN_SITE_LINKS and 2 * n >= total[host]}
+
+
+def _candidates(path: str) -> tuple[str, ...]:
+    """The files a link path may mean: itself, with a source suffix, an index page; a built page
+    (``ch15-01-box.html``, as mdBook and Sphinx link) also its source (``ch15-01-box.md``)."""
+    out = (path, f"{path}.md", f"{path}/index.md", f"{path}.rst", f"{path}/index.rst", f"{path}.html",
+           f"{path}/index.html")
+    stem, dot, suffix = path.rpartition(".")
+    if dot and suffix.lower() in ("html", "htm"):
+        out += (f"{stem}.md", f"{stem}.rst", f"{stem}.ipynb")
+    return out
 
 
 def _site_path(target: str) -> tuple[str, str] | None:

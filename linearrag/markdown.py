@@ -10,7 +10,11 @@ What the engine sees of a Markdown file:
   admonition markers (``/// tip``, ``!!! note``) are removed; the visible link text stays.
   This cleaned text is the passage text returned to users.
 * **Anchors**: each heading is what a link's fragment may name (its words as a slug, an
-  explicit ``{ #id }``): ``corpus.py`` resolves links to sections with them.
+  explicit ``{ #id }``, an old id kept as ``<a id="...">`` above it): ``links.py`` resolves
+  links to sections with them; reference links (``[text][label]``) count like inline ones.
+* **Books** (mdBook, as the Rust book writes them): a ``<Listing caption="...">`` is its
+  caption line ("Listing 15-1: ..."); ``{{#include ...}}`` lines pull in files outside the
+  folder and are no text.
 * **Code**: fenced code blocks stay in the passage text (BM25 and the embeddings see them)
   but are blanked in the text given to NER; identifiers written in backticks in prose
   (`Depends`, `HashMap<K, V>`) become candidate terms of their passage.
@@ -40,6 +44,12 @@ _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
 _ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*)$")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
+_REF_LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\[([^\]]*)\]")
+_REF_TARGET = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s+<?([^\s>]+)>?")
+_HTML_ANCHOR = re.compile(r'^\s*<a\s+(?:id|name)="([^"]+)"\s*>\s*</a>\s*$', re.IGNORECASE)
+_LISTING = re.compile(r"^\s*<Listing\b([^>]*)>\s*$")   # mdBook (the Rust book): a numbered, captioned listing
+_ATTRIBUTE = re.compile(r'([\w-]+)="([^"]*)"')
+_BOOK_INCLUDE = re.compile(r"^\s*\{\{#\w+[^}]*\}\}\s*$")   # mdBook: {{#include ../listings/x.rs}}
 _LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 MAX_TERM_CHARS = 60
 # A heading is one short line: a longer line starting with "#" (a one-line file, a hashtag-led
@@ -89,17 +99,19 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
     title = document_title(text, fallback_title)
     text = _COMMENT.sub("", text)
     text = _INCLUDE.sub("", text)
+    refs = reference_targets(text)
     sections = [Section([title])]
     stack: list[tuple[int, str]] = []     # (level, heading) below the title
     para: list[str] = []
     fence: str | None = None
     code: list[str] = []
+    pending: list[str] = []               # "<a id>" anchors waiting for the heading below them
 
     def flush() -> None:
         if para:
             cleaned = clean_inline(" ".join(para))
             if cleaned:
-                sections[-1].add(cleaned, links=link_pairs(" ".join(para)))
+                sections[-1].add(cleaned, links=link_pairs(" ".join(para), refs))
             para.clear()
 
     for line in text.split("\n"):
@@ -109,7 +121,7 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
                 if body.strip():
                     sections[-1].add(body, code=True)
                 fence, code = None, []
-            else:
+            elif not _BOOK_INCLUDE.match(line):   # a file the book pulls in: never read, no text
                 code.append(line)
             continue
         m = _FENCE.match(line)
@@ -121,22 +133,70 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
         if heading:
             flush()
             level, name = len(heading.group(1)), heading_text(heading.group(2))
+            anchors = heading_anchors(heading.group(2), name) + pending
+            pending = []
             if level == 1 and not stack and name == title and not any(s.paragraphs for s in sections):
-                sections[0].anchors.extend(heading_anchors(heading.group(2), name))
+                sections[0].anchors.extend(anchors)
                 continue   # the document title itself
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, name or "…"))
-            sections.append(Section([title, *(h for _, h in stack)], anchors=heading_anchors(heading.group(2), name)))
+            sections.append(Section([title, *(h for _, h in stack)], anchors=anchors))
             continue
-        if not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line):
+        if _HTML_ANCHOR.match(line):   # an old heading's id kept for links ("<a id=...></a>")
             flush()
+            pending.append(anchor_key(_HTML_ANCHOR.match(line).group(1)))
+            continue
+        if not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line) or _BOOK_INCLUDE.match(line):
+            flush()
+            continue
+        if pending:                    # text came first: the anchor names this section
+            sections[-1].anchors.extend(pending)
+            pending = []
+        if _LISTING.match(line):
+            flush()
+            caption = listing_caption(_LISTING.match(line).group(1))
+            if caption:
+                sections[-1].add(caption)
             continue
         para.append(line.strip())
     flush()
     if fence is not None and code:   # an unclosed fence: keep what it held
         sections[-1].add("\n".join(code), code=True)
     return [s for s in sections if s.paragraphs]
+
+
+def reference_targets(text: str) -> dict[str, str]:
+    """The reference-link definitions of a document (``[label]: target``, outside code), by
+    label as Markdown compares them (case and white space ignored); the first one counts."""
+    out: dict[str, str] = {}
+    fence: str | None = None
+    for line in text.split("\n"):
+        if fence is not None:
+            fence = None if line.strip().startswith(fence) else fence
+            continue
+        m = _FENCE.match(line)
+        if m:
+            fence = m.group(1)
+            continue
+        d = _REF_TARGET.match(line)
+        if d:
+            out.setdefault(_label(d.group(1)), d.group(2))
+    return out
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def listing_caption(attributes: str) -> str:
+    """An mdBook ``<Listing number="15-1" caption="...">`` as its visible caption line
+    ("Listing 15-1: Storing an `i32` value on the heap using a box"); "" without a caption."""
+    attrs = dict(_ATTRIBUTE.findall(attributes))
+    caption = clean_inline(attrs.get("caption", ""))
+    if not caption:
+        return ""
+    return f"Listing {attrs['number']}: {caption}" if attrs.get("number") else caption
 
 
 _EXPLICIT_ID = re.compile(r"\{\s*#([^}\s]+)[^}]*\}\s*$")
@@ -204,11 +264,14 @@ def _tag_gap(m: re.Match) -> str:
     return " " if _BLOCK_TAG.match(m.group(0)) else ""
 
 
-def link_pairs(raw: str) -> list[tuple[str, str]]:
-    """(visible text, target) of the links of a raw Markdown paragraph; a wiki link's target
-    is ``wiki:Name``. External and in-page links are kept too; the corpus loader resolves
-    those that point to a document of the corpus."""
+def link_pairs(raw: str, refs: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(visible text, target) of the links of a raw Markdown paragraph: inline links, reference
+    links (``[text][label]``, ``[text][]``) whose label ``refs`` defines (:func:`reference_targets`),
+    and wiki links (target ``wiki:Name``). External and in-page links are kept too; the corpus
+    loader resolves those that point to a document of the corpus."""
     out = [(clean_inline(m.group(1)), m.group(2)) for m in _LINK_PAIR.finditer(raw)]
+    out += [(clean_inline(m.group(1)), refs[key]) for m in _REF_LINK_PAIR.finditer(raw or "")
+            if refs and (key := _label(m.group(2) or m.group(1))) in refs]
     out += [((m.group(2) or m.group(1)).strip(), "wiki:" + m.group(1).strip()) for m in _WIKI_LINK.finditer(raw)]
     return [(text, target) for text, target in out if text and target]
 

@@ -134,3 +134,32 @@ def test_a_docs_question_links_its_terms_and_cites_lines(docs_index):
         assert words_held(p.text, pages[p.file], *p.lines) == [], (p.id, p.lines)
     keys = set(retriever.index.graph.entity_keys)
     assert not keys & {"way", "value", "owner", "code", "time"}   # bare words are debris, never entities
+
+
+def test_an_mdbook_chapter_links_listings_and_old_anchors(tmp_path):
+    """The Rust book's markup: reference links to built pages (``ch15-01-box.html#old-id``), old
+    heading ids kept as ``<a id>`` lines, ``<Listing caption=...>`` around code that
+    ``{{#rustdoc_include}}`` pulls from outside the folder. The caption is text, the include line
+    is nothing, and the link reaches the section the old id names."""
+    from linearrag.corpus import load_corpus
+
+    (tmp_path / "ch15-01-box.md").write_text(
+        "## Using `Box<T>` to Point to Data on the Heap\n\nBoxes are the simplest pointer.\n\n"
+        "<!-- Old headings. Do not remove or links may break. -->\n\n"
+        '<a id="using-boxt-to-store-data-on-the-heap"></a>\n\n### Storing Data on the Heap\n\n'
+        "Listing 15-1 shows how to use a box.\n\n"
+        '<Listing number="15-1" file-name="src/main.rs" caption="Storing an `i32` value on the heap using a box">\n\n'
+        "```rust\n{{#rustdoc_include ../listings/ch15-smart-pointers/listing-15-01/src/main.rs}}\n```\n\n"
+        "</Listing>\n\nThis program prints `b = 5`.\n", encoding="utf-8")
+    (tmp_path / "ch15-02-deref.md").write_text(
+        "## Treating Smart Pointers Like Regular References\n\nRecall [storing data on the heap][heap]<!-- ignore "
+        "--> and [the std docs][std].\n\n[heap]: ch15-01-box.html#using-boxt-to-store-data-on-the-heap\n"
+        "[std]: https://doc.rust-lang.org/std/boxed/struct.Box.html\n", encoding="utf-8")
+    by_id = {p.id: p for p in load_corpus(tmp_path)}
+    heap = by_id["ch15-01-box.md#1"]
+    assert heap.title.endswith("Storing Data on the Heap")
+    assert heap.text.split("\n") == ["Listing 15-1 shows how to use a box.",
+                                     "Listing 15-1: Storing an `i32` value on the heap using a box",
+                                     "This program prints `b = 5`."]
+    assert heap.cite.lines == (11, 21)                                # from its first line to its last
+    assert by_id["ch15-02-deref.md#0"].links == (("storing data on the heap", "Storing Data on the Heap"),)
