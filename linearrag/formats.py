@@ -5,7 +5,8 @@
 * HTML (Beautiful Soup, the standard library's parser): the main text — ``<main>``, else
   ``<article>``, else ``<body>`` without navigation, headers, footers, scripts and styles —
   cut into sections at ``<h1>``…``<h6>`` like Markdown; ``<pre>`` blocks are code, inline
-  ``<code>`` is written in backticks so that it becomes a candidate term.
+  ``<code>`` is written in backticks so that it becomes a candidate term. A heading's ids
+  (its own, its ``<section>``'s) are what links' fragments may name; Sphinx's "¶" marks go.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from .errors import CorpusError
+from .links import anchor_key
 from .markdown import Section, clean_inline
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
@@ -57,6 +59,8 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
     for tag in soup(_DROP):
         tag.decompose()
     root = soup.find("main") or soup.find("article") or soup.body or soup
+    for mark in root.select("a.headerlink"):   # Sphinx's "¶" after each heading
+        mark.decompose()
     for code in root.find_all("code"):
         if code.find_parent("pre") is None:
             code.replace_with(f"`{code.get_text()}`")
@@ -71,12 +75,14 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
         if el.name in _HEADINGS:
             name = clean_inline(el.get_text())
             level = int(el.name[1])
+            anchors = _heading_ids(el, name)
             if level == 1 and name == title and not stack and not sections[-1].paragraphs:
+                sections[0].anchors.extend(anchors)
                 continue
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, name or "…"))
-            sections.append(Section([title, *(h for _, h in stack)]))
+            sections.append(Section([title, *(h for _, h in stack)], anchors=anchors))
         elif el.name == "pre":
             body = el.get_text().strip("\n")
             if body.strip():
@@ -87,6 +93,17 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
                 links = [(" ".join(a.get_text().split()), a["href"]) for a in el.find_all("a", href=True)]
                 sections[-1].add(prose, links=[(t, h) for t, h in links if t])
     return [s for s in sections if s.paragraphs]
+
+
+def _heading_ids(heading, name: str) -> list[str]:
+    """What links may call a heading (``Section.anchors``): its words as a slug, its own id, the
+    id of an ``<a>`` in it, and the id of the ``<section>``/``<div>`` it opens (Sphinx's output)."""
+    ids = [heading.get("id")] + [a.get("id") or a.get("name") for a in heading.find_all("a")]
+    parent = heading.parent
+    if parent is not None and parent.name in ("section", "div") and parent.find(_HEADINGS) is heading:
+        ids.append(parent.get("id"))
+    keys = [anchor_key(name)] + [anchor_key(i) for i in ids if isinstance(i, str) and i]
+    return list(dict.fromkeys(k for k in keys if k != "#"))
 
 
 class _StreamReader(HTMLParser):

@@ -71,3 +71,22 @@ def test_html_main_text_by_section(tmp_path):
     assert memory.text == "Each worker loads its own copy of the model."
     every = " ".join(p.text for p in passages)
     assert "tracker" not in every and "Home" not in every and "Copyright" not in every
+
+
+def test_sphinx_html_links_reach_the_section_a_fragment_names(tmp_path):
+    """Sphinx's HTML output: a section's id sits on its ``<section>``, each heading ends in a "¶"
+    link, and references point to ``page.html#section-id``. The "¶" is no text and the link
+    reaches the section whose id it names, though the id is no slug of the heading's words."""
+    (tmp_path / "errorhandling.html").write_text(
+        '<html><head><title>Handling Errors</title></head><body><div role="main">'
+        '<section id="handling-application-errors"><h1>Handling Application Errors<a class="headerlink" '
+        'href="#handling-application-errors">¶</a></h1><p>Intro.</p>'
+        '<section id="logging-tools"><h2>Error Logging Tools<a class="headerlink" href="#logging-tools">¶</a></h2>'
+        "<p>Sentry aggregates duplicate errors.</p></section></section></div></body></html>", encoding="utf-8")
+    (tmp_path / "debugging.html").write_text(
+        '<html><body><main><h1>Debugging</h1><p>Use a tool, as described in <a class="reference internal" '
+        'href="errorhandling.html#logging-tools"><span>the tools</span></a>.</p></main></body></html>',
+        encoding="utf-8")
+    by_id = {p.id: p for p in load_corpus(tmp_path)}
+    assert by_id["errorhandling.html#1"].title == "Handling Application Errors › Error Logging Tools"
+    assert by_id["debugging.html#0"].links == (("the tools", "Error Logging Tools"),)
