@@ -5,17 +5,19 @@ MyST adds roles (``{ref}`Title <label>```), directives in fences (```` ```{note}
 into passages and entities ("ref", "--some-option <target-label>"), and an admonition fence is
 read as a code block. The same rules as for reStructuredText (``rst.py``) apply: roles become
 their text (code-like ones in backticks, ``{doc}`` a link), admonitions and version notes stay
-as text, code directives stay code, ``toctree``/``index``/``auto*``/``include``/``eval-rst``
-and the like are dropped, comments removed. A target above a heading becomes the heading's
-explicit id (``## Title {#label}``) and ``{ref}`label``` a link to it; other targets are
-removed. A file without MyST syntax is returned unchanged.
+as text, code directives stay code, ``eval-rst`` is read as reStructuredText,
+``toctree``/``index``/``auto*``/``include`` and the like are dropped, comments removed. A
+target above a heading becomes the heading's explicit id (``## Title {#label}``) and
+``{ref}`label``` a link to it; other targets are removed. A file without MyST syntax is
+returned unchanged.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 
-from .rst import CODE_DIRECTIVES, CODE_ROLES, DROP_DIRECTIVES, VERSION_DIRECTIVES, role_text
+from .rst import CODE_DIRECTIVES, CODE_ROLES, DROP_DIRECTIVES, VERSION_DIRECTIVES, read_rst, role_text
 
 # A role, or an inline code span (whose text is kept: "`/items/{item_id}`" holds no role).
 _ROLE_OR_CODE = re.compile(r"(?<![\w/])\{([A-Za-z][\w:+-]*)\}`([^`]+)`|`[^`\n]+`")
@@ -26,7 +28,7 @@ _ATX = re.compile(r"^\s{0,3}#{1,6}\s")
 _HAS_ID = re.compile(r"\{\s*#[^}]*\}\s*$")
 _OPTION = re.compile(r"^\s*:[\w-]+:(\s.*)?$")
 _MYST_BLOCK = re.compile(r"^\s*(`{3,}|:{3,})\{[A-Za-z]|^\s*\([^()\s]+\)=\s*$", re.M)
-_DROP_MORE = {"eval-rst", "tableofcontents", "contents", "bibliography", "mermaid"}
+_DROP_MORE = {"tableofcontents", "contents", "bibliography", "mermaid"}
 _TITLES = {"note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
            "caution": "Caution", "attention": "Attention", "danger": "Danger", "error": "Error",
            "seealso": "See also", "todo": "To do"}
@@ -92,6 +94,8 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
         return []
     if name == "glossary":
         return _glossary(body, indent)
+    if name in ("eval-rst", "eval-rest"):
+        return _eval_rst(body, indent)
     if name in CODE_DIRECTIVES or name == "code-cell":
         return [f"{indent}```{args.split()[0] if args else ''}", *body, f"{indent}```"]
     if name in VERSION_DIRECTIVES:
@@ -111,6 +115,22 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
         inner.insert(0, f"{indent}{head}")
         inner.insert(1, "")
     return ["", *inner, ""]
+
+
+def _eval_rst(body: list[str], indent: str) -> list[str]:
+    """reStructuredText inside MyST, read by ``rst.py`` (its roles, directives and labels as in a
+    ``.rst`` file; ``automodule`` and the like still drop): its paragraphs as Markdown ones, code as
+    fenced blocks, links as Markdown links. Its own section titles, if any, become paragraphs."""
+    out = [""]
+    for section in read_rst(textwrap.dedent("\n".join(body)), fallback_title=""):
+        for text, code, links in zip(section.paragraphs, section.code, section.links):
+            if code:
+                out += [f"{indent}```", *text.split("\n"), f"{indent}```", ""]
+                continue
+            for shown, target in links:   # the link again, as Markdown writes it, on its first mention
+                text = text.replace(shown, f"[{shown}]({target})", 1) if "[" not in shown else text
+            out += [f"{indent}{text}", ""]
+    return out
 
 
 def _glossary(body: list[str], indent: str) -> list[str]:

@@ -238,3 +238,30 @@ def test_a_glossary_term_and_its_mentions_share_one_entity(tmp_path):
     ids = [p.id for p in passages]
     for key, holders in (("wsgi", {"glossary.rst#0", "deploy.rst#0"}), ("app factory", {"terms.md#0", "guide.md#0"})):
         assert {ids[r] for r in g.C[:, g.entity_keys.index(key)].nonzero()[0]} == holders
+
+
+def test_myst_eval_rst_is_read_as_restructuredtext(tmp_path):
+    """reStructuredText inside MyST (```` ```{eval-rst} ````) is read, not dropped: its roles,
+    admonitions and code as in a ``.rst`` file, its ``:ref:`` a link, ``automodule`` still dropped."""
+    (tmp_path / "guide.md").write_text(textwrap.dedent("""\
+        # Guide
+
+        ```{eval-rst}
+        See :ref:`the tools <error-logging-tools>` and :func:`flask.Flask.run`.
+
+        .. note:: Keep it.
+
+        .. code-block:: python
+
+           app.run()
+
+        .. automodule:: flask
+        ```
+
+        After.
+        """), encoding="utf-8")
+    (tmp_path / "errors.rst").write_text("Errors\n======\n\n.. _error-logging-tools:\n\nError Logging Tools\n"
+                                         "-------------------\n\nSentry aggregates errors.\n", encoding="utf-8")
+    guide = [p for p in load_corpus(tmp_path) if p.id.startswith("guide.md")]
+    assert [p.text for p in guide] == ["See the tools and `flask.Flask.run`.\nNote: Keep it.\napp.run()\nAfter."]
+    assert guide[0].links == (("the tools", "Error Logging Tools"),)
