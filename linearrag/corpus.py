@@ -2,11 +2,12 @@
 
 Accepted inputs (see README, "Input formats"):
 
-* a directory: every ``.txt``, ``.md``, ``.html`` and ``.pdf`` file below it (recursive,
-  sorted). Text files are split on blank lines and merged up to ``max_chars`` characters
-  (id ``relpath#n``, title the relative path); Markdown and HTML are cut at headings first
-  (title the heading path, see ``markdown.py`` and ``formats.py``); a PDF gives a passage per
-  page (id ``relpath#p3``);
+* a directory: every ``.txt``, ``.md``/``.mdx``, ``.rst``, ``.ipynb``, ``.html`` and ``.pdf``
+  file below it (recursive, sorted). Text files are split on blank lines and merged up to
+  ``max_chars`` characters (id ``relpath#n``, title the relative path); Markdown (MyST, MDX),
+  reStructuredText, notebooks and HTML are cut at headings first (title the heading path, see
+  ``markdown.py``, ``myst.py``, ``mdx.py``, ``rst.py`` and ``formats.py``); a PDF gives a
+  passage per page (id ``relpath#p3``);
 * a ``.jsonl`` file of ``{"id"?, "title"?, "text"}`` records (ids are kept exactly);
 * a ``.json`` list of ``{"title", "text"}`` records (HippoRAG layout) or of strings
   (LinearRAG ``chunks.json``, with or without a leading ``"<n>:"``).
@@ -34,16 +35,18 @@ from .formats import notebook_markdown, read_html, read_pdf
 from .inventory import Inventory, list_files
 from .lines import LineFinder, source_lines
 from .markdown import blank_code, code_identifiers, read_sections
+from .mdx import to_markdown as mdx_to_markdown
 from .myst import to_markdown
 from .rst import read_rst
 from .textsplit import split_text
 
 log = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst", ".rest")
 NOTEBOOK_SUFFIX = ".ipynb"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+MDX_SUFFIX = ".mdx"
 HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIX = ".pdf"
 DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, NOTEBOOK_SUFFIX, *HTML_SUFFIXES, PDF_SUFFIX)
@@ -189,6 +192,10 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
     if suffix in MARKDOWN_SUFFIXES:
         sections = read_sections(to_markdown(text), fallback_title=Path(rel).stem)   # MyST made plain first
         return _section_passages(file, rel, sections, max_chars, finder)
+    if suffix == MDX_SUFFIX:   # module lines and JSX comments out first (same lines: citations hold)
+        plain = mdx_to_markdown(text)
+        sections = read_sections(plain, fallback_title=Path(rel).stem)
+        return _section_passages(file, rel, sections, max_chars, LineFinder(plain.split("\n")))
     if suffix == NOTEBOOK_SUFFIX:
         sections = read_sections(to_markdown(notebook_markdown(text, file)), fallback_title=Path(rel).stem)
         return _section_passages(file, rel, sections, max_chars, finder)

@@ -124,11 +124,11 @@ class _Corpus:
 def _candidates(path: str) -> tuple[str, ...]:
     """The files a link path may mean: itself, with a source suffix, an index page; a built page
     (``ch15-01-box.html``, as mdBook and Sphinx link) also its source (``ch15-01-box.md``)."""
-    out = (path, f"{path}.md", f"{path}/index.md", f"{path}.rst", f"{path}/index.rst", f"{path}.html",
-           f"{path}/index.html")
+    out = (path, f"{path}.md", f"{path}/index.md", f"{path}.mdx", f"{path}/index.mdx", f"{path}.rst",
+           f"{path}/index.rst", f"{path}.html", f"{path}/index.html")
     stem, dot, suffix = path.rpartition(".")
     if dot and suffix.lower() in ("html", "htm"):
-        out += (f"{stem}.md", f"{stem}.rst", f"{stem}.ipynb")
+        out += (f"{stem}.md", f"{stem}.mdx", f"{stem}.rst", f"{stem}.ipynb")
     return out
 
 

@@ -9,6 +9,8 @@ What the engine sees of a Markdown file:
   definitions, heading anchors (``{ #id }``), include directives (``{* file *}``) and
   admonition markers (``/// tip``, ``!!! note``) are removed; the visible link text stays.
   This cleaned text is the passage text returned to users.
+* **Front matter** (a ``---`` YAML block on the first line) is no text; its ``title:`` names a
+  document that has no ``#`` heading.
 * **Anchors**: each heading is what a link's fragment may name (its words as a slug, an
   explicit ``{ #id }``, an old id kept as ``<a id="...">`` above it): ``links.py`` resolves
   links to sections with them; reference links (``[text][label]``) count like inline ones.
@@ -44,6 +46,9 @@ _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
 _ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*)$")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_THEMATIC = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
+_FRONT_TITLE = re.compile(r"^title:\s*(.+?)\s*$")
 _REF_LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\[([^\]]*)\]")
 _REF_TARGET = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s+<?([^\s>]+)>?")
 _HTML_ANCHOR = re.compile(r'^\s*<a\s+(?:id|name)="([^"]+)"\s*>\s*</a>\s*$', re.IGNORECASE)
@@ -79,24 +84,43 @@ def _heading(line: str) -> re.Match | None:
     return _HEADING.match(line) if len(line) <= MAX_HEADING_CHARS else None
 
 
+def front_matter(text: str) -> tuple[str, str]:
+    """(its ``title:``, the text with the block blanked) for a document that opens with YAML
+    front matter (``---`` … ``---`` or ``...``, as Jekyll, Hugo, Docusaurus and MkDocs write it);
+    ("", text) otherwise. Blank lines stand in for the block, so line numbers stay those of the file."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return "", text
+    end = next((k for k in range(1, len(lines)) if lines[k].rstrip() in ("---", "...")), None)
+    if end is None:
+        return "", text
+    title = next((m.group(1).strip().strip("'\"") for line in lines[1:end] if (m := _FRONT_TITLE.match(line))), "")
+    return clean_inline(title), "\n" * end + "\n" + "\n".join(lines[end + 1:])
+
+
 def document_title(text: str, fallback: str) -> str:
-    """The first level-1 heading (cleaned), else ``fallback``."""
+    """The first level-1 heading (cleaned), else the front matter's ``title:``, else ``fallback``."""
+    fallback = front_matter(text)[0] or fallback
     in_fence = False
+    previous = ""
     for line in text.split("\n"):
         if _FENCE.match(line):
             in_fence = not in_fence
         elif not in_fence:
             m = _heading(line)
-            if m and len(m.group(1)) == 1:
-                title = heading_text(m.group(2))
-                if title:
-                    return title
+            raw = m.group(2) if m and len(m.group(1)) == 1 else \
+                previous if previous.strip() and re.match(r"^\s{0,3}=+\s*$", line) else ""
+            title = heading_text(raw) if raw else ""
+            if title:
+                return title
+        previous = line if not in_fence and not _heading(line) else ""
     return fallback
 
 
 def read_sections(text: str, fallback_title: str) -> list[Section]:
     """Split a Markdown document into cleaned sections (see the module docstring)."""
     title = document_title(text, fallback_title)
+    text = front_matter(text)[1]
     text = _COMMENT.sub("", text)
     text = _INCLUDE.sub("", text)
     refs = reference_targets(text)
@@ -130,10 +154,15 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
             fence = m.group(1)
             continue
         heading = _heading(line)
-        if heading:
-            flush()
-            level, name = len(heading.group(1)), heading_text(heading.group(2))
-            anchors = heading_anchors(heading.group(2), name) + pending
+        setext = _SETEXT.match(line) if len(para) == 1 and not heading else None
+        if heading or setext:          # "# Title", or "Title" over a line of "=" (level 1) or "-" (2)
+            if setext:
+                level, raw = (1 if setext.group(1)[0] == "=" else 2), para.pop()
+            else:
+                flush()
+                level, raw = len(heading.group(1)), heading.group(2)
+            name = heading_text(raw)
+            anchors = heading_anchors(raw, name) + pending
             pending = []
             if level == 1 and not stack and name == title and not any(s.paragraphs for s in sections):
                 sections[0].anchors.extend(anchors)
@@ -147,7 +176,8 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
             flush()
             pending.append(anchor_key(_HTML_ANCHOR.match(line).group(1)))
             continue
-        if not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line) or _BOOK_INCLUDE.match(line):
+        if (not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line) or _BOOK_INCLUDE.match(line)
+                or _THEMATIC.match(line) or _SETEXT.match(line)):   # a rule ("***", "---"): no text
             flush()
             continue
         if pending:                    # text came first: the anchor names this section

@@ -163,3 +163,37 @@ def test_an_mdbook_chapter_links_listings_and_old_anchors(tmp_path):
                                      "This program prints `b = 5`."]
     assert heap.cite.lines == (11, 21)                                # from its first line to its last
     assert by_id["ch15-02-deref.md#0"].links == (("storing data on the heap", "Storing Data on the Heap"),)
+
+
+def test_front_matter_setext_headings_and_rules(tmp_path):
+    """What other docs sites write: YAML front matter (no text), setext headings ("Usage" over
+    "-----") and rules ("***", "---") that are no text."""
+    from linearrag.corpus import load_corpus
+
+    (tmp_path / "readme.md").write_text(
+        "---\nhide:\n  - navigation\n---\n\nMy Project\n==========\n\nIntro text.\n\n***\n\n"
+        "Usage\n-----\n\nRun it.\n\n---\n\nThen stop it.\n", encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    assert [(p.title, p.text) for p in passages] == [
+        ("My Project", "Intro text."), ("My Project › Usage", "Run it.\nThen stop it.")]
+    assert [p.cite.lines for p in passages] == [(9, 9), (16, 20)]
+
+
+def test_an_mdx_page_is_read_as_markdown(tmp_path):
+    """MDX (Docusaurus): import/export lines and JSX comments dropped, the front matter's title
+    names a page without a "#" heading, an admonition's title kept before its text, component
+    tags gone, and the citation on the file's own lines."""
+    from linearrag.corpus import load_corpus
+
+    (tmp_path / "install.mdx").write_text(
+        "---\ntitle: 'Install the tool'\nsidebar_position: 2\n---\n"
+        "import Tabs from '@theme/Tabs';\nimport {\n  TabItem,\n} from '@theme/TabItem';\n\n"
+        "{/* hidden note */}\n\nImport nothing yourself: the installer does it.\n\n"
+        ":::tip[Use a virtualenv]\nCreate one first.\n:::\n\n<Tabs>\n  <TabItem value=\"pip\">\n\n"
+        "```bash\npip install tool\n```\n\n  </TabItem>\n</Tabs>\n\nexport const version = '1.0';\n",
+        encoding="utf-8")
+    install = load_corpus(tmp_path)
+    assert [(p.title, p.text) for p in install] == [
+        ("Install the tool", "Import nothing yourself: the installer does it.\nTip (Use a virtualenv): Create one "
+                             "first.\npip install tool")]
+    assert install[0].cite.lines == (12, 22)                          # not the import lines above
