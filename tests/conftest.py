@@ -42,3 +42,16 @@ def ja_index(tmp_path_factory):
 def team_index(tmp_path_factory):
     """A directory of Markdown notes (Japanese): a three-document chain among unrelated notes."""
     return _build(tmp_path_factory, EXAMPLES / "team-notes" / "notes", "team-notes")
+
+
+def terms_graph(passages):
+    """The Tri-Graph of ``passages`` from their terms and links alone (no NER: each line a
+    sentence without mentions), for tests of what the readers give the graph."""
+    from linearrag.analysis import AnalyzedText
+    from linearrag.graph import GraphBuilder
+
+    builder = GraphBuilder()
+    for p in passages:
+        sentences = p.text.split("\n")
+        builder.add(AnalyzedText(sentences, [[] for _ in sentences]), "", p.terms, links=p.links)
+    return builder.build()

@@ -7,6 +7,8 @@ import pytest
 from linearrag.corpus import load_corpus
 from linearrag.errors import CorpusError
 
+from .conftest import terms_graph
+
 
 def test_directory_split_and_merge(tmp_path):
     (tmp_path / "sub").mkdir()
@@ -165,17 +167,10 @@ def test_links_between_documents_resolve_to_the_target_title(tmp_path):
 
 
 def test_a_link_joins_the_passage_to_the_target_title_entity(tmp_path):
-    from linearrag.analysis import AnalyzedText
-    from linearrag.graph import GraphBuilder
-
     (tmp_path / "a.md").write_text("# Setup\n\nSee [weak references](b.md) for cycles.\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("# Weak References\n\nThey keep nothing alive.\n", encoding="utf-8")
     passages = load_corpus(tmp_path)
-    builder = GraphBuilder()
-    for p in passages:
-        sentences = p.text.split("\n")
-        builder.add(AnalyzedText(sentences, [[] for _ in sentences]), "", p.terms, links=p.links)
-    g = builder.build()
+    g = terms_graph(passages)
     e = g.entity_keys.index("weak reference")
     assert g.C[:, e].toarray().ravel().tolist() == [1, 1]           # a.md#0 and b.md#0 share it
     assert g.M[0, e] == 1                                           # on the sentence showing the link
@@ -185,9 +180,6 @@ def test_labels_and_fragments_link_to_the_section_they_name(tmp_path):
     """A Sphinx ``:ref:`` (and MyST ``{ref}``) names a section by its label in any file; a
     Markdown fragment names a heading of its file (by slug or ``{ #id }``): the link reaches that
     section's heading, not the document's first passage. Unknown labels and self-links are dropped."""
-    from linearrag.analysis import AnalyzedText
-    from linearrag.graph import GraphBuilder
-
     (tmp_path / "debugging.rst").write_text(
         "Debugging\n=========\n\nUse an error tool, as described in :ref:`error-logging-tools`, or\n"
         ":ref:`the handlers <Registering>`; see also :ref:`no-such-label` and :ref:`here`.\n\n"
@@ -210,11 +202,7 @@ def test_labels_and_fragments_link_to_the_section_they_name(tmp_path):
     assert by_id["guide.md#0"].links == (("the second part", "Second Part, here!"), ("the custom one", "Third"),
                                          ("the label", "Fourth"), ("the top", "Notes"))
     assert by_id["guide.md#1"].links == ()                           # its own section
-    builder = GraphBuilder()
-    for p in passages:
-        sentences = p.text.split("\n")
-        builder.add(AnalyzedText(sentences, [[] for _ in sentences]), "", p.terms, links=p.links)
-    g = builder.build()
+    g = terms_graph(passages)
     ids = [p.id for p in passages]
     e = g.entity_keys.index("error logging tool")
     holders = {ids[r] for r in g.C[:, e].nonzero()[0]}

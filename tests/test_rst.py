@@ -8,6 +8,8 @@ from linearrag.corpus import load_corpus
 from linearrag.inventory import Inventory
 from linearrag.rst import read_rst, role_text
 
+from .conftest import terms_graph
+
 DOC = textwrap.dedent("""\
     .. _cli:
 
@@ -203,9 +205,6 @@ def test_titles_never_repeat_the_page_name(tmp_path):
 def test_a_glossary_term_and_its_mentions_share_one_entity(tmp_path):
     """A Sphinx or MyST glossary entry writes its term as code, and so does every ``:term:`` /
     ``{term}`` mention: the graph joins the passage that uses a term to the one that defines it."""
-    from linearrag.analysis import AnalyzedText
-    from linearrag.graph import GraphBuilder
-
     (tmp_path / "glossary.rst").write_text(textwrap.dedent("""\
         Glossary
         ========
@@ -230,11 +229,7 @@ def test_a_glossary_term_and_its_mentions_share_one_entity(tmp_path):
         "definition list: Not a glossary: its term stays text."]
     assert texts["deploy.rst#0"] == "Any `WSGI` server will do."
     assert texts["terms.md#0"] == "`app factory`: A function that creates the app, see setup."
-    builder = GraphBuilder()
-    for p in passages:
-        sentences = p.text.split("\n")
-        builder.add(AnalyzedText(sentences, [[] for _ in sentences]), "", p.terms, links=p.links)
-    g = builder.build()
+    g = terms_graph(passages)
     ids = [p.id for p in passages]
     for key, holders in (("wsgi", {"glossary.rst#0", "deploy.rst#0"}), ("app factory", {"terms.md#0", "guide.md#0"})):
         assert {ids[r] for r in g.C[:, g.entity_keys.index(key)].nonzero()[0]} == holders
