@@ -34,7 +34,7 @@ from .lang.code import name_suffixes
 from .formats import notebook_markdown, read_html, read_pdf
 from .inventory import Inventory, list_files
 from .lines import LineFinder, source_lines
-from .markdown import blank_code, code_identifiers, read_sections
+from .markdown import blank_code, code_identifiers, is_table_of_contents, read_sections
 from .mdx import to_markdown as mdx_to_markdown
 from .myst import to_markdown
 from .rst import read_rst
@@ -173,7 +173,8 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
 
 def _skip_reason(message: str) -> str:
     for marker, reason in (("not UTF-8", "not UTF-8"), ("--max-file-mb", "over --max-file-mb"),
-                           ("no text layer", "no text layer (scanned PDF)")):
+                           ("no text layer", "no text layer (scanned PDF)"),
+                           ("a table of contents", "a table of contents")):
         if marker in message:
             return reason
     return "unreadable"
@@ -190,6 +191,8 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
     kind = "html" if suffix in HTML_SUFFIXES else "json" if suffix == NOTEBOOK_SUFFIX else ""
     finder = LineFinder(source_lines(text, kind))
     if suffix in MARKDOWN_SUFFIXES:
+        if file.name.casefold() == "summary.md" and is_table_of_contents(text):
+            raise CorpusError(f"{file}: a table of contents (a book's SUMMARY.md: links to every chapter), no text")
         sections = read_sections(to_markdown(text), fallback_title=Path(rel).stem)   # MyST made plain first
         return _section_passages(file, rel, sections, max_chars, finder)
     if suffix == MDX_SUFFIX:   # module lines and JSX comments out first (same lines: citations hold)

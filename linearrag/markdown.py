@@ -48,6 +48,7 @@ _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _THEMATIC = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
+_TOC_ENTRY = re.compile(r"^(?:[-*+]|\d+\.)?\s*(?:[\d.]+\s+)?\[[^\]]*\]\([^)]*\)\s*$")
 _FRONT_TITLE = re.compile(r"^title:\s*(.+?)\s*$")
 _REF_LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\[([^\]]*)\]")
 _REF_TARGET = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s+<?([^\s>]+)>?")
@@ -82,6 +83,16 @@ class Section:
 
 def _heading(line: str) -> re.Match | None:
     return _HEADING.match(line) if len(line) <= MAX_HEADING_CHARS else None
+
+
+def is_table_of_contents(text: str) -> bool:
+    """Whether a Markdown file is a book's table of contents (mdBook's and GitBook's
+    ``SUMMARY.md``): nearly every line of it (headings, rules and blanks aside) a link, bare or
+    in a list item. Like Sphinx's ``toctree`` it names every chapter and says nothing itself."""
+    lines = [line.strip() for line in _COMMENT.sub("", text).split("\n")]
+    lines = [line for line in lines if line and not _heading(line) and not _THEMATIC.match(line)]
+    links = sum(1 for line in lines if _TOC_ENTRY.match(line))
+    return len(lines) >= 3 and links >= 0.8 * len(lines)
 
 
 def front_matter(text: str) -> tuple[str, str]:

@@ -197,3 +197,27 @@ def test_an_mdx_page_is_read_as_markdown(tmp_path):
         ("Install the tool", "Import nothing yourself: the installer does it.\nTip (Use a virtualenv): Create one "
                              "first.\npip install tool")]
     assert install[0].cite.lines == (12, 22)                          # not the import lines above
+
+
+def test_a_books_summary_is_a_table_of_contents_and_skipped(tmp_path):
+    """mdBook's (and GitBook's) SUMMARY.md lists every chapter as a link; read, it would be one
+    passage linked to every chapter title. It is skipped as a table of contents and the build says
+    so; a SUMMARY.md of prose is read like any page."""
+    from linearrag.corpus import load_corpus
+    from linearrag.inventory import Inventory
+
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "SUMMARY.md").write_text(
+        "# The Book\n\n[Foreword](foreword.md)\n\n- [Getting Started](ch01.md)\n    - [Installation](ch01-01.md)\n"
+        "- [Guessing Game](ch02.md)\n\n---\n\n<!-- appendix -->\n1. [Appendix](appendix.md)\n", encoding="utf-8")
+    (book / "ch01.md").write_text("# Getting Started\n\nInstall the toolchain first.\n", encoding="utf-8")
+    inventory = Inventory()
+    passages = load_corpus(book, inventory=inventory)
+    assert [p.id for p in passages] == ["ch01.md#0"]
+    assert inventory.to_dict()["skipped"] == {"a table of contents": {".md": 1}}
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "summary.md").write_text("# Summary\n\nThe quarter went well; see [the plan](plan.md) for the next one.\n"
+                                      "Revenue grew and costs fell.\n\nHiring resumes in spring.\n", encoding="utf-8")
+    assert [p.id for p in load_corpus(notes)] == ["summary.md#0"]
