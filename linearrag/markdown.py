@@ -10,7 +10,8 @@ What the engine sees of a Markdown file:
   admonition markers (``/// tip``, ``!!! note``) are removed; the visible link text stays.
   This cleaned text is the passage text returned to users.
 * **Front matter** (a ``---`` YAML block on the first line) is no text; its ``title:`` names a
-  document that has no ``#`` heading.
+  document that has no ``#`` heading. Setext headings ("Title" over "===" or "---") are headings,
+  rules are no text, a definition list ("Term" over ": Definition") reads "Term: Definition".
 * **Anchors**: each heading is what a link's fragment may name (its words as a slug, an
   explicit ``{ #id }``, an old id kept as ``<a id="...">`` above it): ``links.py`` resolves
   links to sections with them; reference links (``[text][label]``) count like inline ones.
@@ -49,6 +50,7 @@ _HIDDEN = re.compile(r"\x00(\d+)\x00")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _THEMATIC = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
 _TOC_ENTRY = re.compile(r"^(?:[-*+]|\d+\.)?\s*(?:[\d.]+\s+)?\[[^\]]*\]\([^)]*\)\s*$")
+_DEFINITION = re.compile(r"^\s{0,3}:\s+(\S.*)$")
 _FRONT_TITLE = re.compile(r"^title:\s*(.+?)\s*$")
 _REF_LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\[([^\]]*)\]")
 _REF_TARGET = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s+<?([^\s>]+)>?")
@@ -200,6 +202,10 @@ def read_sections(text: str, fallback_title: str) -> list[Section]:
             if caption:
                 sections[-1].add(caption)
             continue
+        definition = _DEFINITION.match(line)
+        if definition and para:        # "Term" over ": Definition" (a definition list): "Term: Definition"
+            para[-1] = para[-1].rstrip().rstrip(":") + ":"
+            line = definition.group(1)
         para.append(line.strip())
     flush()
     if fence is not None and code:   # an unclosed fence: keep what it held

@@ -221,3 +221,16 @@ def test_a_books_summary_is_a_table_of_contents_and_skipped(tmp_path):
     (notes / "summary.md").write_text("# Summary\n\nThe quarter went well; see [the plan](plan.md) for the next one.\n"
                                       "Revenue grew and costs fell.\n\nHiring resumes in spring.\n", encoding="utf-8")
     assert [p.id for p in load_corpus(notes)] == ["summary.md#0"]
+
+
+def test_a_markdown_definition_list_reads_as_term_and_definition(tmp_path):
+    """A definition list (MyST's deflist, PHP Markdown Extra: "Term" over ": Definition") reads
+    "Term: Definition", so a term in code is what the passage defines (``defines``)."""
+    from linearrag.corpus import load_corpus
+    from linearrag.retrieval.output import definition_keys
+
+    (tmp_path / "cli.md").write_text("# Options\n\n`--reload`\n: Reload the server when code changes.\n\n"
+                                     "`--port`\n:   The port to bind.\n", encoding="utf-8")
+    (passage,) = load_corpus(tmp_path)
+    assert passage.text == "`--reload`: Reload the server when code changes.\n`--port`: The port to bind."
+    assert definition_keys(passage.text) == {"--reload", "--port"}
