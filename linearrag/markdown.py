@@ -133,84 +133,95 @@ def document_title(text: str, fallback: str) -> str:
 def read_sections(text: str, fallback_title: str) -> list[Section]:
     """Split a Markdown document into cleaned sections (see the module docstring)."""
     title = document_title(text, fallback_title)
-    text = front_matter(text)[1]
-    text = _COMMENT.sub("", text)
-    text = _INCLUDE.sub("", text)
-    refs = reference_targets(text)
-    sections = [Section([title])]
-    stack: list[tuple[int, str]] = []     # (level, heading) below the title
-    para: list[str] = []
-    fence: str | None = None
-    code: list[str] = []
-    pending: list[str] = []               # "<a id>" anchors waiting for the heading below them
-
-    def flush() -> None:
-        if para:
-            cleaned = clean_inline(" ".join(para))
-            if cleaned:
-                sections[-1].add(cleaned, links=link_pairs(" ".join(para), refs))
-            para.clear()
-
+    text = _INCLUDE.sub("", _COMMENT.sub("", front_matter(text)[1]))
+    reader = _Reader(title, reference_targets(text))
     for line in text.split("\n"):
-        if fence is not None:
-            if line.strip().startswith(fence):
-                body = "\n".join(code).strip("\n")
+        reader.line(line)
+    return reader.finish()
+
+
+class _Reader:
+    """The state of one pass over a Markdown document's lines (:func:`read_sections`)."""
+
+    def __init__(self, title: str, refs: dict[str, str]):
+        self.title, self.refs = title, refs
+        self.sections = [Section([title])]
+        self.stack: list[tuple[int, str]] = []   # (level, heading) below the title
+        self.para: list[str] = []
+        self.fence: str | None = None
+        self.code: list[str] = []
+        self.pending: list[str] = []             # "<a id>" anchors waiting for the heading below them
+
+    def flush(self) -> None:
+        if self.para:
+            cleaned = clean_inline(" ".join(self.para))
+            if cleaned:
+                self.sections[-1].add(cleaned, links=link_pairs(" ".join(self.para), self.refs))
+            self.para.clear()
+
+    def finish(self) -> list[Section]:
+        self.flush()
+        if self.fence is not None and self.code:   # an unclosed fence: keep what it held
+            self.sections[-1].add("\n".join(self.code), code=True)
+        return [s for s in self.sections if s.paragraphs]
+
+    def line(self, line: str) -> None:
+        if self.fence is not None:
+            if line.strip().startswith(self.fence):
+                body = "\n".join(self.code).strip("\n")
                 if body.strip():
-                    sections[-1].add(body, code=True)
-                fence, code = None, []
+                    self.sections[-1].add(body, code=True)
+                self.fence, self.code = None, []
             elif not _BOOK_INCLUDE.match(line):   # a file the book pulls in: never read, no text
-                code.append(line)
-            continue
-        m = _FENCE.match(line)
-        if m:
-            flush()
-            fence = m.group(1)
-            continue
+                self.code.append(line)
+            return
+        if _FENCE.match(line):
+            self.flush()
+            self.fence = _FENCE.match(line).group(1)
+            return
         heading = _heading(line)
-        setext = _SETEXT.match(line) if len(para) == 1 and not heading else None
+        setext = _SETEXT.match(line) if len(self.para) == 1 and not heading else None
         if heading or setext:          # "# Title", or "Title" over a line of "=" (level 1) or "-" (2)
             if setext:
-                level, raw = (1 if setext.group(1)[0] == "=" else 2), para.pop()
+                self.heading(1 if setext.group(1)[0] == "=" else 2, self.para.pop())
             else:
-                flush()
-                level, raw = len(heading.group(1)), heading.group(2)
-            name = heading_text(raw)
-            anchors = heading_anchors(raw, name) + pending
-            pending = []
-            if level == 1 and not stack and name == title and not any(s.paragraphs for s in sections):
-                sections[0].anchors.extend(anchors)
-                continue   # the document title itself
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, name or "…"))
-            sections.append(Section([title, *(h for _, h in stack)], anchors=anchors))
-            continue
+                self.flush()
+                self.heading(len(heading.group(1)), heading.group(2))
+            return
         if _HTML_ANCHOR.match(line):   # an old heading's id kept for links ("<a id=...></a>")
-            flush()
-            pending.append(anchor_key(_HTML_ANCHOR.match(line).group(1)))
-            continue
+            self.flush()
+            self.pending.append(anchor_key(_HTML_ANCHOR.match(line).group(1)))
+            return
         if (not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line) or _BOOK_INCLUDE.match(line)
                 or _THEMATIC.match(line) or _SETEXT.match(line)):   # a rule ("***", "---"): no text
-            flush()
-            continue
-        if pending:                    # text came first: the anchor names this section
-            sections[-1].anchors.extend(pending)
-            pending = []
+            self.flush()
+            return
+        if self.pending:               # text came first: the anchor names this section
+            self.sections[-1].anchors.extend(self.pending)
+            self.pending = []
         if _LISTING.match(line):
-            flush()
+            self.flush()
             caption = listing_caption(_LISTING.match(line).group(1))
             if caption:
-                sections[-1].add(caption)
-            continue
+                self.sections[-1].add(caption)
+            return
         definition = _DEFINITION.match(line)
-        if definition and para:        # "Term" over ": Definition" (a definition list): "Term: Definition"
-            para[-1] = para[-1].rstrip().rstrip(":") + ":"
+        if definition and self.para:   # "Term" over ": Definition" (a definition list): "Term: Definition"
+            self.para[-1] = self.para[-1].rstrip().rstrip(":") + ":"
             line = definition.group(1)
-        para.append(line.strip())
-    flush()
-    if fence is not None and code:   # an unclosed fence: keep what it held
-        sections[-1].add("\n".join(code), code=True)
-    return [s for s in sections if s.paragraphs]
+        self.para.append(line.strip())
+
+    def heading(self, level: int, raw: str) -> None:
+        name = heading_text(raw)
+        anchors = heading_anchors(raw, name) + self.pending
+        self.pending = []
+        if level == 1 and not self.stack and name == self.title and not any(s.paragraphs for s in self.sections):
+            self.sections[0].anchors.extend(anchors)   # the document title itself
+            return
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        self.stack.append((level, name or "…"))
+        self.sections.append(Section([self.title, *(h for _, h in self.stack)], anchors=anchors))
 
 
 def reference_targets(text: str) -> dict[str, str]:
