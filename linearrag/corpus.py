@@ -189,16 +189,16 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
         return _pdf_passages(file, rel, max_chars)
     text = read_utf8(file)
     kind = "html" if suffix in HTML_SUFFIXES else "json" if suffix == NOTEBOOK_SUFFIX else ""
+    if suffix == MDX_SUFFIX:   # module lines and JSX comments out first (same lines: citations hold)
+        text = mdx_to_markdown(text)
     finder = LineFinder(source_lines(text, kind))
     if suffix in MARKDOWN_SUFFIXES:
         if file.name.casefold() == "summary.md" and is_table_of_contents(text):
             raise CorpusError(f"{file}: a table of contents (a book's SUMMARY.md: links to every chapter), no text")
         sections = read_sections(to_markdown(text), fallback_title=Path(rel).stem)   # MyST made plain first
         return _section_passages(file, rel, sections, max_chars, finder)
-    if suffix == MDX_SUFFIX:   # module lines and JSX comments out first (same lines: citations hold)
-        plain = mdx_to_markdown(text)
-        sections = read_sections(plain, fallback_title=Path(rel).stem)
-        return _section_passages(file, rel, sections, max_chars, LineFinder(plain.split("\n")))
+    if suffix == MDX_SUFFIX:
+        return _section_passages(file, rel, read_sections(text, fallback_title=Path(rel).stem), max_chars, finder)
     if suffix == NOTEBOOK_SUFFIX:
         sections = read_sections(to_markdown(notebook_markdown(text, file)), fallback_title=Path(rel).stem)
         return _section_passages(file, rel, sections, max_chars, finder)

@@ -46,11 +46,11 @@ def resolve_links(passages: list[Passage]) -> list[Passage]:
         if not p.links:
             out.append(p)
             continue
-        doc = _doc(p)
+        doc, own = _doc(p), (_doc(p), _own_heading(p))
         resolved = []
         for text, target in p.links:
             to_doc, title = corpus.resolve(doc, target)
-            if title and (to_doc, title) != (doc, _own_heading(p)) and title != corpus.doc_title[doc]:
+            if title and (to_doc, title) != own and title != corpus.doc_title[doc]:
                 resolved.append((text, title))
         out.append(replace(p, links=tuple(dict.fromkeys(resolved))))
     return out

@@ -47,6 +47,7 @@ def to_markdown(text: str) -> str:
 
 
 def _lines(lines: list[str]) -> list[str]:
+    lines = list(lines)   # a label's heading gets its id in place
     out: list[str] = []
     i = 0
     while i < len(lines):
@@ -61,7 +62,7 @@ def _lines(lines: list[str]) -> list[str]:
         if _TARGET.match(line):   # a label: kept on the heading it names, as an explicit id
             nxt = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), None)
             if nxt is not None and _ATX.match(lines[nxt]) and not _HAS_ID.search(lines[nxt]):
-                lines = [*lines[:nxt], f"{lines[nxt].rstrip()} {{#{_TARGET.match(line).group(1)}}}", *lines[nxt + 1:]]
+                lines[nxt] = f"{lines[nxt].rstrip()} {{#{_TARGET.match(line).group(1)}}}"
             i += 1
             continue
         if _COMMENT.match(line):
