@@ -15,7 +15,9 @@ What the engine sees of a ``.rst`` file:
   passages that use a term to the passage that defines it.
 * **Dropped**: ``toctree``, ``index``, ``auto*`` (they document code not in the folder),
   ``include``/``literalinclude``/``raw`` (never read other files), comments, targets,
-  substitution definitions and docutils' own error messages.
+  substitution definitions and docutils' own error messages. A substitution (``|XHR|``) reads
+  as its name, the word its line holds: its definition usually lies elsewhere in the file (or in
+  Sphinx's ``rst_epilog``), and a passage's words must be on the lines it cites.
 
 Sphinx's directives and roles are unknown to plain docutils: during a parse every unknown role
 and directive gets a generic handler (below), so nothing is lost to an "unknown directive"
@@ -30,6 +32,8 @@ import re
 from docutils import nodes
 from docutils.core import publish_doctree
 from docutils.parsers.rst import Directive, directives, roles
+from docutils.readers import standalone
+from docutils.transforms import references
 
 from .markdown import Section
 
@@ -145,11 +149,18 @@ def _sphinx_tolerant():
         roles.role, directives.directive = real_role, real_directive
 
 
+class _Reader(standalone.Reader):
+    """docutils' standalone reader without substitution: ``|name|`` stays as written."""
+
+    def get_transforms(self):
+        return [t for t in super().get_transforms() if t is not references.Substitutions]
+
+
 def read_rst(text: str, fallback_title: str) -> list[Section]:
     """Sections of a reStructuredText document (see the module docstring); the document title is
     its first section title, else ``fallback_title``."""
     with _sphinx_tolerant():
-        tree = publish_doctree(text, settings_overrides=_SETTINGS)
+        tree = publish_doctree(text, reader=_Reader(), settings_overrides=_SETTINGS)
     first = next(iter(tree.findall(nodes.title)), None)
     title = " ".join(first.astext().split()) if first is not None else fallback_title
     sections = [Section([title])]
@@ -258,6 +269,6 @@ def _inline(node) -> str:
     if isinstance(node, nodes.literal):
         return f"`{node.astext()}`"
     if isinstance(node, (nodes.problematic, nodes.system_message, nodes.target, nodes.footnote_reference,
-                         nodes.citation_reference, nodes.substitution_reference, nodes.image)):
+                         nodes.citation_reference, nodes.image)):
         return ""
     return "".join(_inline(child) for child in node.children)

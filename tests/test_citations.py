@@ -138,3 +138,31 @@ def test_the_text_view_cites_path_and_lines():
     hit = PassageHit(rank=1, id="cli.rst#2", title="CLI › Run", score=0.5, text="Run it.", file="cli.rst",
                      lines=[12, 20], section="CLI › Run")
     assert hit.citation == "cli.rst:12-20"
+
+
+def test_substitutions_and_inline_tags_keep_the_words_of_their_lines(tmp_path):
+    # Flask's javascript.rst writes |fetch| and defines it at the end of the file; FastAPI's
+    # features.md writes <abbr title="…">ORM</abbr>s. Both once cited lines lacking their words.
+    (tmp_path / "js.rst").write_text(textwrap.dedent("""\
+        JavaScript
+        ==========
+
+        The |fetch| API replaces |XHR| in new code, see |undefined| too.
+
+        Second paragraph.
+
+        .. |fetch| replace:: ``fetch``
+        .. |XHR| replace:: XMLHttpRequest
+        """))
+    (tmp_path / "features.md").write_text(
+        '# Features\n\nWorks with <abbr title="Object Relational Mappers">ORM</abbr>s and '
+        '<abbr title="Object Document Mappers">ODM</abbr>s.\n')
+    passages = load_corpus(tmp_path)
+    _check_all(tmp_path, passages)
+    texts = {p.cite.file: p.text for p in passages}
+    assert "The fetch API replaces XHR in new code, see undefined too." in texts["js.rst"]
+    assert "XMLHttpRequest" not in texts["js.rst"]
+    assert "ORMs and ODMs" in texts["features.md"]
+    lines = source_lines((tmp_path / "features.md").read_text())
+    assert words_held("ORMs and ODMs", lines, 3, 3) == []
+    assert words_held("ORMs and ODMs and XMLHttpRequest", lines, 3, 3) == ["xmlhttprequest"]
