@@ -49,6 +49,8 @@ GRID = {
     "bare_word_share": [0.0, 0.25, 0.5, 0.75, 1.0],
     "link_parts": ["off", "on"],
     "link_asked": ["linked", "score"],
+    "link_reach": [0, 1, 2],
+    "link_reach_df": [30, 100, 300],
     "rounds": [1, 2, 3],
     "round_passages": [1, 2, 3, 5],
     "round_weight": [0.1, 0.3, 1.0],

@@ -1,13 +1,14 @@
 """Linked selection (retrieval/chain.py): by hand on small graphs, then on the real sample index."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from linearrag import RetrievalParams
-from linearrag.retrieval.chain import TitleMentions, linked_order, name_entities, title_parts
+from linearrag.retrieval.chain import TitleMentions, linked_order, name_entities, named_pages, title_parts
 
 pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
@@ -215,3 +216,60 @@ def test_a_comparison_keeps_its_second_film_second(sample_retriever):
     linked = [p.id for p in sample_retriever.query(COMPARISON, RetrievalParams(top_k=4, link_asked="linked")).passages]
     assert score[:2] == ["2w005181", "2w005179"] and linked[:2] == ["2w005181", "2w005180"]
     assert sorted(score) == sorted(linked) == ["2w005178", "2w005179", "2w005180", "2w005181"]
+
+
+def test_a_page_joined_from_outside_the_candidates_waits_for_the_third_place():
+    # 0 is placed first and writes the title of 9, which is no candidate (``joined`` = 5: the
+    # rows from 5 on joined from outside). It takes no position above the third, then is linked.
+    C = _csr({0: [], 1: [], 2: [], 3: [], 4: [], 9: []}, 10)
+    rows = np.array([0, 1, 2, 3, 4, 9])
+    titles = ["Shringarpur", "A", "B", "C", "D", "Maharashtra"]
+    texts = ["Shringarpur is a village in Ratnagiri district, Maharashtra state, India.", "", "", "", "", ""]
+    mentions = TitleMentions(titles, texts, whole_words=True)
+    names = np.full(6, -1)
+    order, linked, _ = linked_order(rows, names, C.indptr, C.indices, mentions, joined=5)
+    assert rows[order].tolist() == [0, 1, 9, 2, 3, 4] and linked == [-1, -1, 0, -1, -1, -1]
+    # a candidate named above still comes second, as before
+    order, linked, _ = linked_order(np.array([0, 1, 9]), names[:3], C.indptr, C.indices,
+                                    TitleMentions(["Shringarpur", "A", "Maharashtra"], texts[:3], True))
+    assert order.tolist() == [0, 2, 1]
+
+
+def test_named_pages_by_hand():
+    lookup = {"iowa": 0, "north-west iowa": 1, "london": 2, "sac": 3, "intrepid wind farm": 4, "midamerican": 5}
+    titles = ["Intrepid Wind Farm", "Iowa", "Iowa (song)", "London", "Sac", "Wind power in Iowa"]
+    # C by entity: Iowa named by 0, 1, 2; London by 3 and, as a hub, 3 more passages
+    by_entity = {0: [0, 1, 2], 1: [0], 2: [3, 5, 6, 7], 3: [0, 4], 4: [0], 5: []}
+    indptr = np.cumsum([0] + [len(by_entity[e]) for e in range(6)])
+    indices = np.array([r for e in range(6) for r in by_entity[e]])
+    text = "The Intrepid Wind Farm, in Sac county of north-west Iowa, sells to London."
+    title_of = lambda r: (titles + ["x", "y", "z"])[r]
+
+    def pages(question="Who?", taken=frozenset({0}), max_df=3, limit=3):
+        return named_pages(text, question, "Intrepid Wind Farm", lookup, lambda k: k, (indptr, indices), title_of,
+                           set(taken), max_df, limit)
+
+    # "north-west iowa" is an entity but titles no page; "Iowa" does (its first row, 1, not 2);
+    # "Sac" titles 4; London is named by 4 passages, over max_df; the text's own page is no join
+    assert pages() == [4, 1]
+    assert pages(limit=1) == [4]
+    assert pages(max_df=4) == [4, 1, 3]
+    assert pages(question="Where in Iowa is the Sac county wind farm?") == []     # the question writes both
+    assert pages(taken={0, 1}) == [4]              # already a candidate: not joined again
+    assert pages(limit=0) == []
+
+
+def test_a_page_the_best_passage_names_joins_from_outside_the_candidates(tmp_path):
+    # 36 MuSiQue passages; "Maharashtra" scores ninth, outside the 5 candidates of this query,
+    # but Shringarpur's page (rank 1) writes "Maharashtra state": the page joins, third.
+    from linearrag import Retriever, build_index
+
+    build_index(Path(__file__).parent / "data" / "musique-shringarpur.jsonl", tmp_path / "ix")
+    retriever = Retriever.from_path(tmp_path / "ix")
+    question = "Who was in charge of the state where Shringarpur is located?"
+    on = retriever.query(question, RetrievalParams(top_k=5, link_depth=5))
+    off = retriever.query(question, RetrievalParams(top_k=5, link_depth=5, link_reach=0))
+    assert [p.title for p in on.passages][:1] == ["Shringarpur"] and on.passages[2].title == "Maharashtra"
+    assert on.passages[2].linked_from == on.passages[0].id
+    assert "Maharashtra" not in [p.title for p in off.passages]
+    assert [p.id for p in on.passages if p.title != "Maharashtra"] == [p.id for p in off.passages][:4]

@@ -37,15 +37,15 @@ from ..normalize import normalize_entity
 
 def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
                  mentions=None, limit: int | None = None, parts=None,
-                 asked=frozenset(), asked_first: bool = False) -> tuple[np.ndarray, list[int], list[int]]:
+                 asked=frozenset(), asked_first: bool = False,
+                 joined: int | None = None) -> tuple[np.ndarray, list[int], list[int]]:
     """Reorder candidate ``rows`` (best-scored first) by linked selection (module docstring).
 
-    ``names[i]``: the title entity of ``rows[i]`` (−1: none); ``indptr``/``indices``: the CSR
-    structure of C (passage → entities); ``mentions(j, i)`` (optional, positions into ``rows``):
-    whether passage j writes passage i's title in its text, a link too (:class:`TitleMentions`;
-    its folded ``titles`` also tell siblings apart where a title is no entity). Returns the
-    new order (positions into ``rows``) and, per output position, the position in that output
-    of the placed passage that names it (−1 where the passage keeps its place by score).
+    ``names[i]``: the title entity of ``rows[i]`` (−1: none); ``indptr``/``indices``: C's CSR
+    structure; ``mentions(j, i)`` (optional, positions into ``rows``): whether passage j writes
+    passage i's title, a link too (:class:`TitleMentions`; its folded ``titles`` also tell
+    siblings apart where a title is no entity). Returns the new order (positions into ``rows``)
+    and per output position that of the placed passage naming it (−1: kept its place by score).
     ``parts[i]`` (optional): entities that runs of words of candidate i's title name
     (:func:`title_parts`); when no remaining passage has a whole title named above, the
     best-scored one whose title part a placed passage names comes next — unless a passage whose
@@ -53,8 +53,8 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
     per output position, that title part's entity (−1 for every other position).
     With ``asked_first`` a passage whose title entity is in ``asked`` is also taken in score
     order among the passages named above: the question names it, as a passage above would.
-    With ``limit`` only the first ``limit`` positions are placed (the same ones: each position
-    depends only on those above it).
+    With ``limit`` only the first ``limit`` positions are placed (each depends only on those above
+    it). From ``joined`` on, rows are pages joined from outside (:func:`named_pages`): never 1st or 2nd.
     """
     n = len(rows) if limit is None else min(limit, len(rows))
     order: list[int] = []
@@ -88,9 +88,10 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
         return np.zeros(0, dtype=np.int64), [], []
     place(0, -1)
     while remaining and len(order) < n:
-        pick, source, via = remaining[0], -1, -1
+        waits = joined is not None and len(order) < JOINED_FROM - 1
+        pick, source, via = next((i for i in remaining if not (waits and i >= joined)), remaining[0]), -1, -1
         for i in remaining:
-            if key(i) in placed_names:
+            if key(i) in placed_names or (waits and i >= joined):
                 continue
             e = int(names[i])
             if e >= 0 and e in named_by:
@@ -114,6 +115,45 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
                     break
         place(pick, source, via)
     return np.asarray(order, dtype=np.int64), linked_from, vias
+
+
+def named_pages(text: str, question: str, own_title: str, lookup, canonical, by_entity, title_of,
+                taken, max_df: int, limit: int) -> list[int]:
+    """Pages outside the candidates whose title the best passage writes: "located in north-west
+    Iowa" names the page "Iowa" though NER tagged "north-west Iowa" and the walk never ranked
+    "Iowa" among the candidates (MuSiQue's "the state where …" hops). Runs of up to six words of
+    ``text`` that start with a capital are looked up as entity keys (one batch); a run counts
+    when its entity is named in at most ``max_df`` passages (a hub such as "London" bridges
+    nothing in particular), the question does not write it, and one of the entity's passages is
+    titled exactly the run (a qualifier aside: "Brand (play)" for "Brand"). Returns up to
+    ``limit`` rows, in the order the text names them, the lowest row of each title (its first
+    paragraph); a title already among the candidates (``taken``) is not joined again.
+    ``by_entity``: (indptr, indices) of C by entity; ``title_of(row)``: a passage's title."""
+    if limit <= 0:
+        return []
+    words = [w.strip(".") for w in _RUN_WORDS.findall(text)]
+    runs = [(i, " ".join(words[i:i + n])) for i in range(len(words)) if words[i][:1].isupper()
+            for n in range(min(6, len(words) - i), 0, -1)]
+    keys = {run: canonical(normalize_entity(run)) for _, run in runs}
+    found = _resolve(lookup, sorted({k for k in keys.values() if len(k) > 1}))
+    asked, own = _fold(question), own_title.split(" (")[0].strip()
+    indptr, indices = by_entity
+    out: list[int] = []
+    done: set[int] = set()
+    for i, run in runs:
+        e = found.get(keys[run], -1)
+        if i in done or e < 0 or run == own or _fold(run) in asked or not 0 < indptr[e + 1] - indptr[e] <= max_df:
+            continue
+        rows = [int(r) for r in indices[indptr[e]:indptr[e + 1]] if title_of(int(r)).split(" (")[0].strip() == run]
+        if not rows:
+            continue
+        done.add(i)     # the longest run at a position that titles a page is the one it names
+        row = min(rows)
+        if row not in taken and row not in out:
+            out.append(row)
+            if len(out) == limit:
+                break
+    return out
 
 
 def name_entities(titles: Sequence[str], lookup, canonical=lambda k: k) -> np.ndarray:
@@ -172,6 +212,8 @@ class TitleMentions:
         return False
 
 
+JOINED_FROM = 3      # a page joined from outside the candidates takes no position above the third
+_RUN_WORDS = re.compile(r"[\w'’.-]+|[^\w\s]")
 _TITLE_SEGMENTS = re.compile(r"[(),:;/\[\]]")
 
 

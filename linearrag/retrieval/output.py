@@ -11,7 +11,7 @@ from ..errors import IndexFormatError
 from ..lang.code import name_suffixes
 from ..normalize import normalize_entity, singular_key
 from ..passage import HEADING_SEPARATOR
-from .chain import TitleMentions, linked_order, name_entities, title_parts
+from .chain import TitleMentions, linked_order, name_entities, named_pages, title_parts
 from .params import RetrievalParams
 from .results import ActivatedEntity, PassageHit
 from .space import Ranking
@@ -46,28 +46,40 @@ class Output:
         self.whole_words = whole_words  # titles are matched as whole words (languages with spaces)
         self.documents = documents
 
-    def select(self, ranking: Ranking, params: RetrievalParams
+    def select(self, ranking: Ranking, params: RetrievalParams, question: str = ""
                ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str | None]]]:
         """The first ``top_k`` rows after linked selection where the walk ran (see
         :meth:`linked_selection`), and per row (the position of the row above that names it, the
         title part it names or None)."""
         if ranking.activation is None:
             return ranking.rows, np.asarray(ranking.scores), []
-        return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation)
+        return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation, question)
 
-    def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams, activation):
+    def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams, activation,
+                         question: str = ""):
         """The first ``top_k`` of ``rows`` (best-scored first) after linked selection
         (retrieval/chain.py) — on corpora of titled records; off when ``link_depth`` ≤ 1 and on
         documents, where section headings are common words and it measured worse
         (docs/benchmarks.md); ``activation``: the walk's, for title parts (``link_parts``):
         (rows, their scores, per row the position of the passage above
-        that names it, −1 where none, and the entity name of the title part it names, or None))."""
+        that names it, −1 where none, and the entity name of the title part it names, or None)).
+        With ``link_reach`` the pages the best passage names by title join the candidates
+        (:func:`chain.named_pages`, ``question``: the query text), scored as the last of them."""
         rows = np.asarray(rows, dtype=np.int64)
         if params.link_depth <= 1 or len(rows) < 2 or self.documents:
             return rows[:params.top_k], row_scores[:params.top_k], []
+        graph = self.index.graph
+        joined = len(rows)
+        if params.link_reach > 0 and self.whole_words:
+            titles_of = self.index.passage_titles
+            extra = named_pages(self.index.passage_texts[int(rows[0])], question, titles_of[int(rows[0])],
+                                self.entity_lookup, self.canonical, (graph.arrays["CT_indptr"], graph.arrays["CT_indices"]),
+                                titles_of.__getitem__, set(rows.tolist()), params.link_reach_df, params.link_reach)
+            if extra:
+                rows = np.concatenate([rows, np.asarray(extra, dtype=np.int64)])
+                row_scores = np.concatenate([row_scores, np.full(len(extra), float(np.min(row_scores)))])
         titles = [self.index.passage_titles[r] for r in rows.tolist()]
         names = name_entities(titles, self.entity_lookup, self.canonical)
-        graph = self.index.graph
         texts = self.index.passage_texts
         mentions = TitleMentions(titles, lambda j: texts[int(rows[j])], whole_words=self.whole_words)
         parts, asked = None, set()
@@ -84,7 +96,7 @@ class Output:
             parts = [p & reached for p in parts]
         order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,
                                           limit=params.top_k, parts=parts, asked=asked,
-                                          asked_first=params.link_asked == "score")
+                                          asked_first=params.link_asked == "score", joined=joined)
         return rows[order], row_scores[order], [(s, graph.entity_names[v] if v >= 0 else None)
                                                 for s, v in zip(linked, via)]
 

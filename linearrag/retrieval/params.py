@@ -167,6 +167,14 @@ class RetrievalParams:
         "an entity that a passage placed above names and the activation reached beyond the question comes next "
         '("Alcohol laws of Indiana" after a passage naming Indiana, "Henry King (director)" after one naming Henry '
         'King), unless a passage the question names scores higher; "off": whole titles only')
+    link_reach: int = _param(
+        1, "selection", "in linked selection (languages written with spaces), how many pages outside the candidates "
+        "the best passage names join them: pages titled exactly as a run of its words that names an entity of at "
+        "most link_reach_df passages, not written in the question (\"north-west Iowa\" names the page \"Iowa\"); "
+        "they take no position above the third. 0: off", _AT_LEAST_0)
+    link_reach_df: int = _param(
+        100, "selection", "link_reach joins a page only through an entity named in at most this many passages "
+        "(a hub such as a capital city bridges nothing in particular)", _AT_LEAST_1)
     link_asked: LinkAsked = _param(
         "score", "selection", 'in linked selection, a passage whose title the question names (a comparison\'s '
         'second subject): "score": it keeps its place when it scores higher than every passage a passage above '

@@ -165,7 +165,7 @@ class Retriever:
         space = self.space(params)
         ranking = rank(space, q, params, lambda: self.link(q, params, space), timings)
         t0 = time.perf_counter()
-        rows, row_scores, linked = self.output.select(ranking, params)
+        rows, row_scores, linked = self.output.select(ranking, params, q.text)
         if ranking.activation is not None:
             timings["selection"] = (time.perf_counter() - t0) * 1000
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
