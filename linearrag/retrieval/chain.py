@@ -132,8 +132,9 @@ def named_pages(text: str, question: str, own_title: str, lookup, canonical, by_
     if limit <= 0:
         return []
     words = [w.strip(".") for w in _RUN_WORDS.findall(text)]
+    # a run stops at punctuation (joined with spaces, "Paradise , Nevada" is no title as written)
     runs = [(i, " ".join(words[i:i + n])) for i in range(len(words)) if words[i][:1].isupper()
-            for n in range(min(6, len(words) - i), 0, -1)]
+            for n in range(_run_end(words, i), 0, -1)]
     keys = {run: canonical(normalize_entity(run)) for _, run in runs}
     found = _resolve(lookup, sorted({k for k in keys.values() if len(k) > 1}))
     asked, own = _fold(question), own_title.split(" (")[0].strip()
@@ -144,16 +145,23 @@ def named_pages(text: str, question: str, own_title: str, lookup, canonical, by_
         e = found.get(keys[run], -1)
         if i in done or e < 0 or run == own or _fold(run) in asked or not 0 < indptr[e + 1] - indptr[e] <= max_df:
             continue
-        rows = [int(r) for r in indices[indptr[e]:indptr[e + 1]] if title_of(int(r)).split(" (")[0].strip() == run]
-        if not rows:
+        row = next((int(r) for r in indices[indptr[e]:indptr[e + 1]]     # rows ascending: the first paragraph
+                    if title_of(int(r)).split(" (")[0].strip() == run), -1)
+        if row < 0:
             continue
         done.add(i)     # the longest run at a position that titles a page is the one it names
-        row = min(rows)
         if row not in taken and row not in out:
             out.append(row)
             if len(out) == limit:
                 break
     return out
+
+
+def _run_end(words: list[str], i: int, most: int = 6) -> int:
+    n = 0
+    while n < most and i + n < len(words) and words[i + n][:1].isalnum():
+        n += 1
+    return n
 
 
 def name_entities(titles: Sequence[str], lookup, canonical=lambda k: k) -> np.ndarray:
