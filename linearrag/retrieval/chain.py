@@ -137,7 +137,7 @@ def named_pages(text: str, question: str, own_title: str, lookup, canonical, by_
             for n in range(_run_end(words, i), 0, -1)]
     keys = {run: canonical(normalize_entity(run)) for _, run in runs}
     found = _resolve(lookup, sorted({k for k in keys.values() if len(k) > 1}))
-    asked, own = _fold(question), own_title.split(" (")[0].strip()
+    asked, own = _fold(question), _before_qualifier(own_title)
     indptr, indices = by_entity
     out: list[int] = []
     done: set[int] = set()
@@ -146,7 +146,7 @@ def named_pages(text: str, question: str, own_title: str, lookup, canonical, by_
         if i in done or e < 0 or run == own or _fold(run) in asked or not 0 < indptr[e + 1] - indptr[e] <= max_df:
             continue
         row = next((int(r) for r in indices[indptr[e]:indptr[e + 1]]     # rows ascending: the first paragraph
-                    if title_of(int(r)).split(" (")[0].strip() == run), -1)
+                    if _before_qualifier(title_of(int(r))) == run), -1)
         if row < 0:
             continue
         done.add(i)     # the longest run at a position that titles a page is the one it names
@@ -155,6 +155,11 @@ def named_pages(text: str, question: str, own_title: str, lookup, canonical, by_
             if len(out) == limit:
                 break
     return out
+
+
+def _before_qualifier(title: str) -> str:
+    """A title as a text writes it: "Brand (play)" → "Brand"."""
+    return title.split(" (")[0].strip()
 
 
 def _run_end(words: list[str], i: int, most: int = 6) -> int:
