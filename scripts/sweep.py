@@ -37,7 +37,7 @@ GRID = {
     "damping": [0.3, 0.5, 0.7],
     "evidence_seeds": [1, 2, 3, 5, 8],
     "hub_damping": [0.5, 1.0, 2.0],
-    "lowercase_linking": ["none", "phrases", "all"],
+    "lowercase_linking": ["none", "names", "phrases", "all"],
     "term_fusion": ["same", "rrf"],
     "siblings": ["walk", "prior"],
     "fusion_secondary": ["bm25", "hybrid"],

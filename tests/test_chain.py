@@ -273,3 +273,57 @@ def test_a_page_the_best_passage_names_joins_from_outside_the_candidates(tmp_pat
     assert on.passages[2].linked_from == on.passages[0].id
     assert "Maharashtra" not in [p.title for p in off.passages]
     assert [p.id for p in on.passages if p.title != "Maharashtra"] == [p.id for p in off.passages][:4]
+
+
+def test_a_name_is_written_with_capitals_and_titles_a_page():
+    from linearrag.retrieval.chain import titles_a_page, written_as_name
+
+    assert written_as_name("Reign of Terror") and written_as_name("Committee of Public Safety")
+    assert written_as_name("Battle of the Tanais River") and written_as_name("1920 Summer Olympics")
+    assert not written_as_name("Place of birth") and not written_as_name("Steam engine")
+    assert not written_as_name("Terror") and not written_as_name("the Terror")    # one word: a name of its own
+    # entity 0 holds passages 0 and 2, entity 1 passage 1; passage 2 is titled with a qualifier
+    by_entity = (np.asarray([0, 2, 3]), np.asarray([0, 2, 1]))
+    titles = ["France", "Airports of Europe", "Reign of Terror (film)"]
+    assert titles_a_page(0, "reign of terror", by_entity, titles.__getitem__, lambda k: k)
+    assert not titles_a_page(1, "international airport", by_entity, titles.__getitem__, lambda k: k)
+    assert not titles_a_page(0, "reign of terror", by_entity, titles.__getitem__, lambda k: k, most=1)
+
+
+def test_lowercase_names_link_only_pages_written_as_names():
+    from linearrag.analysis import NameCandidate
+    from linearrag.retrieval.linking import link_entities
+
+    names = ["Reign of Terror", "Place of birth", "NATO"]
+    lookup = {"reign of terror": 0, "place of birth": 1, "nato": 2}
+    # "place of birth reign of terror NATO" (key, surface, character span)
+    ngrams = [NameCandidate("place of birth", "place of birth", 0, 14, named=False),
+              NameCandidate("reign of terror", "reign of terror", 15, 30, named=False),
+              NameCandidate("nato", "NATO", 31, 35, named=True)]
+    no_vectors = np.zeros((0, 4), np.float32)
+    seeds, linked, _ = link_entities(ngrams, [], no_vectors, lookup, names, floor=0.6, lowercase="names",
+                                     name_page=lambda e: names[e] != "Place of birth")   # a title, not a name
+    assert set(seeds) == {0, 2}
+    assert ("reign of terror", "Reign of Terror", "name") in [(q.surface, q.entity, q.how) for q in linked]
+    assert set(link_entities(ngrams, [], no_vectors, lookup, names, floor=0.6, lowercase="names")[0]) == {2}
+    assert set(link_entities(ngrams, [], no_vectors, lookup, names, floor=0.6, lowercase="none")[0]) == {2}
+
+
+def test_a_page_title_typed_in_lowercase_links_end_to_end(tmp_path):
+    # 31 MuSiQue passages (tests/data/README.md). The question writes "the reign of terror" in
+    # lowercase; the page "Reign of Terror" (and the Committee of Public Safety, which ruled
+    # during it) come into the top 5 only when the phrase links that page.
+    from linearrag import Retriever, build_index
+
+    build_index(Path(__file__).parent / "data" / "musique-reign-of-terror.jsonl", tmp_path / "ix")
+    retriever = Retriever.from_path(tmp_path / "ix")
+    question = "When did the group ruling the country considered one of NATO's creators during the reign of terror start?"
+    on = retriever.query(question, RetrievalParams(top_k=5))
+    off = retriever.query(question, RetrievalParams(top_k=5, lowercase_linking="none"))
+    assert ("reign of terror", "Reign of Terror", "name") in [(e.surface, e.entity, e.how) for e in on.query_entities]
+    assert "Reign of Terror" not in [e.entity for e in off.query_entities]
+    assert {"Reign of Terror", "Committee of Public Safety"} <= {p.title for p in on.passages}
+    assert not {"Reign of Terror", "Committee of Public Safety"} & {p.title for p in off.passages}
+    # a generic phrase that also titles no page written as a name links nothing
+    other = retriever.query("What is the place of birth of the leader of France?", RetrievalParams(top_k=5))
+    assert all(e.surface.lower() != "place of birth" for e in other.query_entities if e.entity)

@@ -74,7 +74,7 @@ def test_bare_words_are_debris_but_the_same_word_as_a_heading_or_code_stays():
 
 def test_lowercase_linking_auto_depends_on_the_kind_of_index():
     p = RetrievalParams()
-    assert p.lowercase_for(documents=True) == "phrases" and p.lowercase_for(documents=False) == "none"
+    assert p.lowercase_for(documents=True) == "phrases" and p.lowercase_for(documents=False) == "names"
     assert p.with_overrides({"lowercase_linking": "all"}).lowercase_for(False) == "all"
 
 

@@ -157,6 +157,27 @@ def named_pages(text: str, question: str, own_title: str, lookup, canonical, by_
     return out
 
 
+_MINOR_WORDS = frozenset("a an and as at by de del der di du for from in la le of on or the to van von with".split())
+
+
+def written_as_name(name: str) -> bool:
+    """Whether an entity's name is written as a name: at least two words besides minor ones
+    ("of", "the") and numbers, each capitalised — "Reign of Terror", "Committee of Public Safety",
+    not "Place of birth" or "Steam engine" (a page about a kind of thing)."""
+    words = [w for w in name.split() if w[:1].isalpha() and w.lower() not in _MINOR_WORDS]
+    return len(words) >= 2 and all(w[:1].isupper() for w in words)
+
+
+def titles_a_page(entity: int, key: str, by_entity, title_of, canonical, most: int = 1000) -> bool:
+    """Whether a passage of ``entity`` (keyed ``key``; the first ``most`` of its passages) is
+    titled so, a qualifier aside: the entity is the subject of a page, not a phrase some text
+    capitalises ("International Airport" inside airport names). ``by_entity``: (indptr,
+    indices) of C by entity; ``title_of(row)``: a passage's title."""
+    indptr, indices = by_entity
+    return any(canonical(normalize_entity(_before_qualifier(title_of(int(r))))) == key
+               for r in indices[indptr[entity]:min(indptr[entity + 1], indptr[entity] + most)])
+
+
 def _before_qualifier(title: str) -> str:
     """A title as a text writes it: "Brand (play)" → "Brand"."""
     return title.split(" (")[0].strip()

@@ -87,6 +87,7 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
                   aliases: dict[str, str] | None = None,
                   nearest: Callable[[np.ndarray], tuple[int, float]] | None = None,
                   bare_ok: Callable[[str, int], bool] | None = None,
+                  name_page: Callable[[int], bool] | None = None,
                   ) -> tuple[dict[int, float], list[QueryEntity], set[int]]:
     """Seeds (entity → score), the report of what the query was linked to, and the entities
     the query names only inside a longer linked name ("Burgundy" in "Beatrice I, Countess of
@@ -97,8 +98,10 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
     (score 1), else to the most similar entity (``nearest(mention_vectors[i])`` → (entity,
     similarity): a search space's, read against its entity sample when calibrated; None: no
     similar-name linking), kept when the similarity is at least ``floor``. ``lowercase`` says which n-grams
-    without a capitalised word may name an entity: "none", "phrases" (two or more words, "path
-    parameter", or an identifier, "get_current_user") or "all" (single nouns too, "lifespan").
+    without a capitalised word may name an entity: "none", "names" (two or more words naming an
+    entity ``e`` for which ``name_page(e)`` holds: a page title written as a name, "reign of
+    terror" → "Reign of Terror"; None: none), "phrases" (two or more words, "path parameter", or
+    an identifier, "get_current_user") or "all" (single nouns too, "lifespan").
     ``aliases`` (alias key → canonical key, from the index) is applied to every key first.
     A bare lowercase word ("gunicorn") links, with "phrases", only an entity ``e`` for which
     ``bare_ok(word, e)`` holds (see :func:`bare_word_share`): a name typed in lowercase, not a
@@ -111,7 +114,10 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
     linked: list[QueryEntity] = []
     if hasattr(lookup, "resolve"):   # a key table: every key of the query resolved in one search
         lookup = lookup.resolve([c.key for c in ngrams] + [m.key for m in mentions])
-    if lowercase != "all":
+    if lowercase == "names":
+        ngrams = [c for c in ngrams if c.named or (
+            " " in c.surface.strip() and name_page is not None and c.key in lookup and name_page(lookup[c.key]))]
+    elif lowercase != "all":
         ngrams = [c for c in ngrams if c.named or (lowercase == "phrases" and (
             " " in c.surface.strip() or looks_like_code(c.surface) or (   # one word: a name only
                 bare_ok is not None and c.key in lookup and bare_ok(c.surface, lookup[c.key]))))]
@@ -122,7 +128,8 @@ def link_entities(ngrams: Sequence[NameCandidate], mentions: Sequence[Mention], 
     for c in matched:
         e = lookup[c.key]
         seeds[e] = 1.0
-        linked.append(QueryEntity(c.surface, entity_names[e], 1.0, "name" if c.named else "term"))
+        how = "name" if c.named or lowercase == "names" else "term"   # "names": a title typed in lowercase
+        linked.append(QueryEntity(c.surface, entity_names[e], 1.0, how))
     for mention, vec in zip(mentions, mention_vectors):
         if mention.key in matched_keys or any(
                 c.start <= mention.start and mention.end <= c.end for c in matched if mention.start >= 0):

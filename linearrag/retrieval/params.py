@@ -17,7 +17,7 @@ Fusion = Literal["none", "rrf", "min", "auto"]
 FusionSecondary = Literal["bm25", "hybrid"]
 Siblings = Literal["walk", "prior"]
 TermFusion = Literal["same", "rrf"]
-LowercaseLinking = Literal["auto", "none", "phrases", "all"]
+LowercaseLinking = Literal["auto", "none", "names", "phrases", "all"]
 Reset = Literal["normalized", "paper"]
 Propagation = Literal["max", "sum"]
 SigmaScale = Literal["absolute", "relative"]
@@ -59,9 +59,11 @@ class RetrievalParams:
                                (lambda v: -1.0 <= v <= 1.0, "in [-1, 1]"))
     ngram_linking: bool = _param(True, "linking", "also seed index entities (and titles) that a query n-gram names exactly")
     lowercase_linking: LowercaseLinking = _param(
-        "auto", "linking", 'which English n-grams without a capitalised word may name an entity: "none", "phrases" '
+        "auto", "linking", 'which English n-grams without a capitalised word may name an entity: "none", "names" '
+        '(two or more words naming a page title written as a name: "reign of terror" → the page "Reign of Terror", '
+        'never "place of birth" → "Place of birth"), "phrases" '
         '(two or more words — "path parameter" — or an identifier — "get_current_user", "--reload", ".env") or '
-        '"all" (single nouns too: "lifespan"; needs terms in the index); "auto": phrases on documents, none on '
+        '"all" (single nouns too: "lifespan"; needs terms in the index); "auto": phrases on documents, names on '
         "titled records (whose entities are names)")
     bare_word_share: float = _param(
         0.5, "linking", 'with lowercase phrases linking, a single lowercase word ("gunicorn") links the index entity '
@@ -218,7 +220,7 @@ class RetrievalParams:
         """The lowercase linking these parameters use on documents (True) or titled records."""
         if self.lowercase_linking != "auto":
             return self.lowercase_linking
-        return "phrases" if documents else "none"
+        return "phrases" if documents else "names"
 
     def fusion_for(self, documents: bool) -> str:
         """The fusion these parameters use on an index of documents (True) or of titled records."""

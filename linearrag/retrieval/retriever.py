@@ -20,6 +20,7 @@ from ..lang import query_language_warning
 from ..lexical import Postings
 from ..index.store import Index, load_index
 from .approx import ApproxSpace
+from .chain import titles_a_page, written_as_name
 from .exact import ExactSpace
 from .linking import bare_word_share, link_entities
 from .output import Output
@@ -195,8 +196,17 @@ class Retriever:
             q.ngrams, q.mentions, q.mention_vectors, self.entity_lookup, self.index.graph.entity_names,
             params.seed_floor, params.ngram_linking, params.lowercase_for(space.documents), self.aliases.keys,
             nearest=lambda v: space.nearest_entity(v, calibrated),
-            bare_ok=lambda word, e: self.bare_word_share(word, e) >= params.bare_word_share)
+            bare_ok=lambda word, e: self.bare_word_share(word, e) >= params.bare_word_share,
+            name_page=self.name_page)
         return Linked(seeds, entities, covered)
+
+    def name_page(self, entity: int) -> bool:
+        """Whether an entity is a page's title written as a name ("Reign of Terror"), which a
+        question may write in lowercase (``lowercase_linking=names``)."""
+        graph = self.index.graph
+        return written_as_name(graph.entity_names[entity]) and titles_a_page(
+            entity, graph.entity_keys[entity], (graph.arrays["CT_indptr"], graph.arrays["CT_indices"]),
+            self.index.passage_titles.__getitem__, self.aliases.canonical)
 
     def bare_word_share(self, word: str, entity: int) -> float:
         """:func:`linking.bare_word_share` of ``word`` and an entity of the index: its passages
