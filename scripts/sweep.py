@@ -42,7 +42,7 @@ GRID = {
     "siblings": ["walk", "prior"],
     "fusion_secondary": ["bm25", "hybrid"],
     "fusion": ["auto", "min"],
-    "rrf_weight": [0.5, 1.0, 2.0],
+    "rrf_weight": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0],
     "sentence_voter": [0.0, 0.25, 0.5, 1.0, 2.0],
     "term_evidence": ["off", "documents"],
     "term_seed_weight": [0.1, 0.3, 1.0],

@@ -130,7 +130,7 @@ class RetrievalParams:
         "bm25", "fusion", 'the ranking "min" fusion guarantees places to: "bm25", or "hybrid" (the reciprocal rank '
         "fusion of BM25 and dense, as in rrf mode)")
     rrf_weight: float = _param(
-        1.0, "fusion", 'the weight of the BM25 and of the dense ranking (each) against 1 for the walk in "rrf" '
+        0.7, "fusion", 'the weight of the BM25 and of the dense ranking (each) against 1 for the walk in "rrf" '
         "fusion (and in term_fusion)", _POSITIVE)
     rrf_k: int = _param(60, "fusion", "constant of reciprocal rank fusion", _AT_LEAST_1)
     term_fusion: TermFusion = _param(
