@@ -137,6 +137,21 @@ class Postings:
         np.add.at(scores, inverse, vals)
         return unique, scores
 
+    def presence(self, query_tokens: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of ``rows`` hold each distinct known query token (bool [tokens, rows]) and each
+        token's passage count: binary searches in the postings, never a whole list read."""
+        ids = list(dict.fromkeys(self.token_ids(query_tokens)))
+        rows = np.asarray(rows, dtype=np.int64)
+        held = np.zeros((len(ids), rows.size), dtype=bool)
+        df = np.zeros(len(ids), dtype=np.int64)
+        for t, i in enumerate(ids):
+            docs = self.indices[self.indptr[i]:self.indptr[i + 1]]
+            df[t] = docs.size
+            if docs.size and rows.size:
+                pos = np.minimum(np.searchsorted(docs, rows), docs.size - 1)
+                held[t] = docs[pos] == rows
+        return held, df
+
     def query(self, query_tokens: list[str], k: int) -> LexicalHits:
         """The query's BM25 hits: its exact top ``k`` and the score of any passage on demand,
         without merging the long postings of common tokens (MaxScore, Turtle & Flood 1995).

@@ -146,3 +146,18 @@ def test_generator_preserves_its_statistics(sample_index, tmp_path):
         assert "2w000283" in [p.id for p in res.passages]
     assert graph_statistics(big.graph.C)["passages"] == n
     json.dumps(stats)
+
+
+def test_postings_presence_matches_the_scores(sample_index):
+    """Which rows hold which query token (bridged coverage) agrees with each token's own BM25 scores."""
+    index = load_index(sample_index[0])
+    postings = Postings.open(index.data_dir, len(index.passage_ids))
+    tokens = ["burgundi", "countess", "zzzunknown", "countess", "film"]
+    rows = np.arange(len(index.passage_ids))[::-1]
+    held, df = postings.presence(tokens, rows)
+    known = list(dict.fromkeys(t for t in tokens if postings.token_ids([t])))
+    assert held.shape == (len(known), rows.size)          # distinct known tokens only
+    for t, token in enumerate(known):
+        assert held[t].tolist() == (postings.scores([token])[rows] > 0).tolist()
+        assert df[t] == int((postings.scores([token]) > 0).sum())
+    assert postings.presence([], rows)[0].shape == (0, rows.size)

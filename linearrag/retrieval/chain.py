@@ -15,7 +15,9 @@ paragraphs that repeat it. When no remaining passage has a whole title named abo
 Indiana (``parts``, :func:`title_parts`; the three- and four-hop chains of MuSiQue are built
 from such pages). A passage whose title the question itself names (``asked``: a comparison's
 second subject) counts as named: it keeps its place when it outscores every passage named above
-(``asked_first``), instead of waiting behind a page the first subject names.
+(``asked_first``), instead of waiting behind a page the first subject names. From the third
+position on, a position no link decides weighs what a passage adds to those placed above
+(``cover``, :mod:`cover`) against its score rank.
 
 It runs on corpora of titled records (Wikipedia-style), where a title names the passage's
 subject. On documents a passage's title is a heading path, and following headings measured
@@ -33,12 +35,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..normalize import normalize_entity
+from .cover import COVER_FROM
 
 
 def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
                  mentions=None, limit: int | None = None, parts=None,
                  asked=frozenset(), asked_first: bool = False,
-                 joined: int | None = None) -> tuple[np.ndarray, list[int], list[int]]:
+                 joined: int | None = None, cover=None) -> tuple[np.ndarray, list[int], list[int]]:
     """Reorder candidate ``rows`` (best-scored first) by linked selection (module docstring).
 
     ``names[i]``: the title entity of ``rows[i]`` (−1: none); ``indptr``/``indices``: C's CSR
@@ -55,6 +58,7 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
     order among the passages named above: the question names it, as a passage above would.
     With ``limit`` only the first ``limit`` positions are placed (each depends only on those above
     it). From ``joined`` on, rows are pages joined from outside (:func:`named_pages`): never 1st or 2nd.
+    ``cover`` (:class:`cover.Coverage`): from the third on, a position no link decides weighs coverage.
     """
     n = len(rows) if limit is None else min(limit, len(rows))
     order: list[int] = []
@@ -75,6 +79,8 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
         vias.append(via)
         remaining.remove(i)
         placed_names.add(key(i))
+        if cover is not None:
+            cover.place(i)
         row = int(rows[i])
         for e in np.asarray(indices[indptr[row]:indptr[row + 1]]).tolist():
             if e != names[i]:
@@ -90,6 +96,7 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
     while remaining and len(order) < n:
         waits = joined is not None and len(order) < JOINED_FROM - 1
         pick, source, via = next((i for i in remaining if not (waits and i >= joined)), remaining[0]), -1, -1
+        chosen = True
         for i in remaining:
             if key(i) in placed_names or (waits and i >= joined):
                 continue
@@ -104,17 +111,28 @@ def linked_order(rows: np.ndarray, names: np.ndarray, indptr: np.ndarray, indice
                 pick = i
                 break
         else:
-            for i in remaining if parts is not None else ():
-                if key(i) in placed_names:
-                    continue
-                if names[i] in asked:
-                    break
-                named = sorted((named_by[p], p) for p in parts[i] if p in named_by)
-                if named:
-                    pick, (source, via) = i, named[0]
-                    break
+            part = _part_pick(remaining, parts, placed_names, key, names, asked, named_by)
+            chosen = part is not None
+            pick, source, via = part if chosen and part[0] >= 0 else (pick, source, via)
+        if not chosen and cover is not None and len(order) >= COVER_FROM - 1:
+            pick = cover.pick(remaining)
         place(pick, source, via)
     return np.asarray(order, dtype=np.int64), linked_from, vias
+
+
+def _part_pick(remaining, parts, placed_names, key, names, asked, named_by) -> tuple[int, int, int] | None:
+    """The best-scored remaining candidate whose title part a placed passage names, as (candidate,
+    position of that passage, the part's entity); (−1, −1, −1) when a candidate the question
+    names comes first (score order decides); None when neither (no parts: None)."""
+    for i in remaining if parts is not None else ():
+        if key(i) in placed_names:
+            continue
+        if names[i] in asked:
+            return -1, -1, -1
+        named = sorted((named_by[p], p) for p in parts[i] if p in named_by)
+        if named:
+            return i, named[0][0], named[0][1]
+    return None
 
 
 def named_pages(text: str, question: str, own_title: str, lookup, canonical, by_entity, title_of,

@@ -12,9 +12,11 @@ from ..lang.code import name_suffixes
 from ..normalize import normalize_entity, singular_key
 from ..passage import HEADING_SEPARATOR
 from .chain import TitleMentions, linked_order, name_entities, named_pages, title_parts
+from .cover import Coverage, bridge_entities
 from .params import RetrievalParams
 from .results import ActivatedEntity, PassageHit
 from .space import Ranking
+from .sparse import degrees
 
 
 def heading_keys(title: str, first: bool) -> set[str]:
@@ -39,24 +41,26 @@ def definition_keys(text: str) -> set[str]:
 class Output:
     """Turns a :class:`Ranking` into passages and activated entities of one index."""
 
-    def __init__(self, index, entity_lookup, canonical, whole_words: bool, documents: bool):
+    def __init__(self, index, entity_lookup, canonical, whole_words: bool, documents: bool, postings=None):
         self.index = index
+        self.postings = postings        # the BM25 postings (lexical.Postings), for bridged coverage
         self.entity_lookup = entity_lookup
         self.canonical = canonical      # alias key → canonical key
         self.whole_words = whole_words  # titles are matched as whole words (languages with spaces)
         self.documents = documents
 
-    def select(self, ranking: Ranking, params: RetrievalParams, question: str = ""
+    def select(self, ranking: Ranking, params: RetrievalParams, question: str = "", tokens=()
                ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str | None]]]:
         """The first ``top_k`` rows after linked selection where the walk ran (see
         :meth:`linked_selection`), and per row (the position of the row above that names it, the
         title part it names or None)."""
         if ranking.activation is None:
             return ranking.rows, np.asarray(ranking.scores), []
-        return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation, question)
+        return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation, question,
+                                     tokens, ranking.named)
 
     def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams, activation,
-                         question: str = ""):
+                         question: str = "", tokens=(), named=frozenset()):
         """The first ``top_k`` of ``rows`` (best-scored first) after linked selection
         (retrieval/chain.py) — on corpora of titled records; off when ``link_depth`` ≤ 1 and on
         documents, where section headings are common words and it measured worse
@@ -64,7 +68,9 @@ class Output:
         (rows, their scores, per row the position of the passage above
         that names it, −1 where none, and the entity name of the title part it names, or None)).
         With ``link_reach`` the pages the best passage names by title join the candidates
-        (:func:`chain.named_pages`, ``question``: the query text), scored as the last of them."""
+        (:func:`chain.named_pages`, ``question``: the query text), scored as the last of them.
+        With ``cover_weight`` the positions no link decides weigh bridged coverage
+        (:mod:`cover`; ``tokens``: the query's BM25 tokens, ``named``: the entities it links)."""
         rows = np.asarray(rows, dtype=np.int64)
         if params.link_depth <= 1 or len(rows) < 2 or self.documents:
             return rows[:params.top_k], row_scores[:params.top_k], []
@@ -94,11 +100,22 @@ class Output:
             named = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
             reached = set(named[activation.lookup(named)[1] >= 2].tolist()) if named.size else set()
             parts = [p & reached for p in parts]
+        cover = self.coverage(rows, params, tokens, named) if params.cover_weight > 0 else None
         order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,
                                           limit=params.top_k, parts=parts, asked=asked,
-                                          asked_first=params.link_asked == "score", joined=joined)
+                                          asked_first=params.link_asked == "score", joined=joined, cover=cover)
         return rows[order], row_scores[order], [(s, graph.entity_names[v] if v >= 0 else None)
                                                 for s, v in zip(linked, via)]
+
+    def coverage(self, rows: np.ndarray, params: RetrievalParams, tokens, named) -> Coverage | None:
+        """The bridged coverage of the candidates ``rows`` (:mod:`cover`); None without tokens."""
+        if not tokens or self.postings is None:
+            return None
+        graph = self.index.graph
+        held, df = self.postings.presence(list(tokens), rows)
+        bridges = bridge_entities(rows, graph.C_indptr, graph.C_indices,
+                                  lambda ents: degrees(graph.arrays["CT_indptr"], ents), set(named), params.cover_df)
+        return Coverage(held, df, self.index.size, bridges, params.cover_weight)
 
     def check_finite(self, scores: np.ndarray) -> None:
         if not np.all(np.isfinite(np.asarray(scores, dtype=np.float64))):

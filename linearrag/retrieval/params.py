@@ -161,8 +161,8 @@ class RetrievalParams:
     link_depth: int = _param(
         30, "selection", "linked selection (retrieval/chain.py) over the max(link_depth, top_k) best-scored passages "
         "when the walk ran, on corpora of titled records: rank 1 stays, each next rank goes to the best-scored "
-        "passage whose title a passage placed above names, else to the best-scored one. Documents stay in score "
-        "order. 0 or 1: off", _AT_LEAST_0)
+        "passage whose title a passage placed above names, else to the best-scored one (from the third on, "
+        "weighed with cover_weight). Documents stay in score order. 0 or 1: off", _AT_LEAST_0)
     link_parts: LinkParts = _param(
         "on", "selection", 'in linked selection (languages written with spaces), "on": when no remaining passage has '
         "a whole title named above, the best-scored one whose title's name (up to a bracket, comma or colon) holds "
@@ -181,6 +181,15 @@ class RetrievalParams:
         "score", "selection", 'in linked selection, a passage whose title the question names (a comparison\'s '
         'second subject): "score": it keeps its place when it scores higher than every passage a passage above '
         'names; "linked": passages named above come first')
+    cover_weight: float = _param(
+        2.0, "selection", "in linked selection, from the third position on, a position no link decides goes to the "
+        "remaining passage with the best 1 / (rank by score) + cover_weight × the idf-weighted share of the "
+        "question's tokens it holds and no passage placed above holds — counted only when it shares with a passage "
+        "above an entity of at most cover_df passages that the question does not name (retrieval/cover.py). "
+        "0: score order", (lambda v: 0.0 <= v <= 100.0, "in [0, 100]"))
+    cover_df: int = _param(
+        100, "selection", "cover_weight counts a passage's gain only through a shared entity named in at most this "
+        "many passages", _AT_LEAST_1)
     # ---- search space: exact or approximate -----------------------------------------------
     search: Search = _param(
         "auto", "search", '"exact": every stage over the whole corpus; "ann": the scalable space '

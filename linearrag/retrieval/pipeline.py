@@ -33,6 +33,7 @@ def rank(space: SearchSpace, q, params: RetrievalParams, link: Callable[[], Link
         timings["prior"] = (time.perf_counter() - t0) * 1000
         return Ranking(*_baseline(ev, params))
     seeds, evidence = linked.seeds, np.zeros(0, dtype=np.int64)
+    named = frozenset(seeds) | frozenset(linked.covered)
     terms_weak = _terms_weak(params, space.documents)
     if seeds and terms_weak:
         seeds = _term_scores(seeds, linked, space, params)
@@ -65,7 +66,7 @@ def rank(space: SearchSpace, q, params: RetrievalParams, link: Callable[[], Link
         scores = _fuse(space, ev, walked, linked, params)
         timings["rounds"] = timings.get("rounds", 0.0) + (time.perf_counter() - t0) * 1000
     keep = top_rows(walked.rows, scores, params.depth)
-    return Ranking(walked.rows[keep], scores[keep], activation, linked.entities, None, evidence)
+    return Ranking(walked.rows[keep], scores[keep], activation, linked.entities, None, evidence, named)
 
 
 def _terms_weak(params: RetrievalParams, documents: bool) -> bool:

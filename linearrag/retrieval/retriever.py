@@ -84,7 +84,7 @@ class Retriever:
         parts = (index, self.postings, self.sample, self.best_sentences, self.documents)
         self.exact, self.approx = ExactSpace(*parts), ApproxSpace(*parts)
         self.output = Output(index, self.entity_lookup, self.aliases.canonical, self.language.whole_word_titles,
-                             self.documents)
+                             self.documents, self.postings)
         if warm:   # for a process that answers many queries: one-off costs paid now
             self.encoder.warm()
             self.analyze_queries(["warm-up"])   # the first call pays the rest (lazy weights, caches)
@@ -166,7 +166,7 @@ class Retriever:
         space = self.space(params)
         ranking = rank(space, q, params, lambda: self.link(q, params, space), timings)
         t0 = time.perf_counter()
-        rows, row_scores, linked = self.output.select(ranking, params, q.text)
+        rows, row_scores, linked = self.output.select(ranking, params, q.text, q.tokens)
         if ranking.activation is not None:
             timings["selection"] = (time.perf_counter() - t0) * 1000
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000

@@ -49,6 +49,7 @@ class Ranking:
     query_entities: list[QueryEntity] = field(default_factory=list)
     fallback: str | None = None
     evidence: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    named: frozenset = frozenset()      # entities the question itself links (or names inside a linked name)
 
 
 @dataclass
