@@ -46,6 +46,7 @@ ABLATIONS = {
     "whole titles link only, no title parts (issue 39)": {"link_parts": "off"},
     "links before the question's own titles (issue 39)": {"link_asked": "linked"},
     "no pages joined from outside the candidates (issue 39)": {"link_reach": 0},
+    "no bridged coverage: score order where no link decides (issue 39)": {"cover_weight": 0},
     "a second walk round from the best 3 passages": {"rounds": 2},
     "no evidence seeds (no walk without a query entity)": {"evidence_seeds": 0},
     "lowercase n-grams: none": {"lowercase_linking": "none"},
