@@ -63,10 +63,10 @@ class Coverage:
         return best
 
 
-def bridge_entities(rows: np.ndarray, indptr: np.ndarray, indices: np.ndarray, entity_df: np.ndarray,
+def bridge_entities(rows: np.ndarray, indptr: np.ndarray, indices: np.ndarray, entity_df,
                     named: set[int], max_df: int) -> list[set[int]]:
     """Per row, its entities (C's CSR structure) named in at most ``max_df`` passages
-    (``entity_df``: a passage count per entity id) and not in ``named``."""
+    (``entity_df(ids)``: their passage counts) and not in ``named``."""
     out = []
     for row in np.asarray(rows, dtype=np.int64).tolist():
         ents = np.asarray(indices[indptr[row]:indptr[row + 1]], dtype=np.int64)

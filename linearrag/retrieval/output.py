@@ -97,8 +97,8 @@ class Output:
             # only entities the walk reached beyond the question (level ≥ 2) link a title part;
             # a candidate whose title the question names (a seed, level 1) keeps its place
             parts = title_parts(titles, self.entity_lookup, self.canonical)
-            named = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
-            reached = set(named[activation.lookup(named)[1] >= 2].tolist()) if named.size else set()
+            in_parts = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
+            reached = set(in_parts[activation.lookup(in_parts)[1] >= 2].tolist()) if in_parts.size else set()
             parts = [p & reached for p in parts]
         cover = self.coverage(rows, params, tokens, named) if params.cover_weight > 0 else None
         order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,
