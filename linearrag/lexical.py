@@ -137,6 +137,11 @@ class Postings:
         np.add.at(scores, inverse, vals)
         return unique, scores
 
+    def known_tokens(self, query_tokens: list[str]) -> list[str]:
+        """The query's distinct known tokens, in the order :meth:`presence` gives its rows."""
+        n = len(self.indptr) - 1
+        return list(dict.fromkeys(t for t in query_tokens if (i := self.vocab.get(t)) is not None and i < n))
+
     def presence(self, query_tokens: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which of ``rows`` hold each distinct known query token (bool [tokens, rows]) and each
         token's passage count: binary searches in the postings, never a whole list read."""

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from linearrag import RetrievalParams
 from linearrag.retrieval.chain import linked_order
 from linearrag.retrieval.cover import Coverage, bridge_entities
+from linearrag.retrieval.output import readable_words
 
 
 def _coverage(weight: float = 1.0) -> Coverage:
@@ -44,6 +45,37 @@ def test_pick_weighs_score_rank_against_gain():
     light.place(0)
     assert light.pick([1, 2, 3]) == 1                 # a small weight keeps score order
     assert light.pick([3]) == 3
+
+
+def test_a_pick_by_coverage_is_explained():
+    held = np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 0, 1]], dtype=bool)
+    cover = Coverage(held, np.array([1, 10, 100]), 1000, [{7, 9}, {8}, {9, 7}, set()], 1.0, words=["a", "b", "c"])
+    cover.place(0)
+    assert cover.pick([1, 2, 3]) == 2
+    # position 1: shares 7 (the lower of 7 and 9) with position 0, adds "b"
+    assert cover.picks == {1: (0, 7, ["b"])}
+    cover.place(2)
+    assert cover.pick([1, 3]) == 1 and cover.picks.keys() == {1}   # no gain: score order, nothing to explain
+
+
+def test_readable_words_give_the_question_s_spelling():
+    question = "What is the debt load of the country the US studies?"
+    assert readable_words(["debt", "countri", "us", "studi", "xyz"], question) == ["debt", "country", "US", "studies",
+                                                                                   "xyz"]
+
+
+def test_the_html_view_draws_a_coverage_edge():
+    from linearrag.explain.html import query_elements
+
+    passages = [{"rank": k + 1, "id": f"p{k}", "title": f"T{k}", "score": 1.0 / (k + 1), "text": "x", "entities": [],
+                 "linked_from": None, "linked_via": None, "bridged_from": None, "bridged_via": None, "adds_words": [],
+                 "file": "c.jsonl", "lines": [k + 1, k + 1], "section": f"T{k}", "page": None} for k in range(3)]
+    passages[2].update(bridged_from="p0", bridged_via="China", adds_words=["debt"])
+    result = {"query": "q", "mode": "linearrag", "activated_entities": [], "query_entities": [], "activated_count": 0,
+              "passages": passages, "fallback": None, "evidence_passages": []}
+    edges = [e["data"] for e in query_elements(result) if "source" in e["data"]]
+    assert [(e["short"], e["detail"]) for e in edges] == [
+        ("shares", '[p2] shares China with [p0] and adds the question\'s "debt", which no passage above holds')]
 
 
 def test_bridge_entities_drop_hubs_and_the_question_s_own():
@@ -88,5 +120,11 @@ def test_the_page_that_continues_the_chain_joins_the_top_5(tmp_path):
     assert on.passages[0].title == off.passages[0].title == "Dai Jitao"
     debt = next(p for p in on.passages if p.title == "National debt of the United States")
     assert debt.rank > 2 and debt.linked_from is None
+    # the result says why: an entity shared with a passage above, and the question's "debt"
+    above = {p.id: p.rank for p in on.passages}
+    assert above[debt.bridged_from] < debt.rank and debt.bridged_via and "debt" in debt.adds_words
+    assert f"shares {debt.bridged_via} with [{debt.bridged_from}] above" in on.format_text()
+    assert on.to_dict()["passages"][debt.rank - 1]["adds_words"] == debt.adds_words
+    assert all(p.bridged_from is None and not p.adds_words for p in off.passages)
     assert "National debt of the United States" not in [p.title for p in off.passages]
     assert [p.id for p in on.passages[:2]] == [p.id for p in off.passages[:2]]   # the first two stay

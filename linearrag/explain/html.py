@@ -255,6 +255,11 @@ def _query_edges(result: dict, ids: dict[str, str]) -> list[dict]:
             add("l", ids.get(f"p:{p['linked_from']}"), ids.get(f"p:{p['id']}"),
                 f"[{p['linked_from']}] names {p['linked_via']}, in the title {p['title']} [{p['id']}]"
                 if p.get("linked_via") else f"[{p['linked_from']}] names {p['title'] or p['id']} [{p['id']}]", "names")
+        if p.get("bridged_from"):   # bridged coverage: shares an entity with it, adds question words
+            words = ", ".join(f'"{w}"' for w in p.get("adds_words", []))
+            add("v", ids.get(f"p:{p['bridged_from']}"), ids.get(f"p:{p['id']}"),
+                f"[{p['id']}] shares {p['bridged_via']} with [{p['bridged_from']}] and adds the question's {words}, "
+                "which no passage above holds", "shares")
     return edges
 
 

@@ -28,38 +28,54 @@ COVER_FROM = 3      # positions 1 and 2 belong to score and links; coverage deci
 class Coverage:
     """``held``: bool [tokens, candidates], which candidate holds which distinct query token;
     ``df``: each token's passage count; ``n_passages``: the corpus size (for idf);
-    ``bridges[i]``: candidate i's entities that may bridge (rare, not named by the question)."""
+    ``bridges[i]``: candidate i's entities that may bridge (rare, not named by the question);
+    ``words``: the tokens as a person reads them (the explanation; default: their indices).
 
-    def __init__(self, held: np.ndarray, df: np.ndarray, n_passages: int, bridges: list[set[int]], weight: float):
+    ``picks`` explains each position coverage decided: position → (the placed position holding
+    the shared entity, that entity, the words the passage adds)."""
+
+    def __init__(self, held: np.ndarray, df: np.ndarray, n_passages: int, bridges: list[set[int]], weight: float,
+                 words=None):
         self.held = np.asarray(held, dtype=bool)
         idf = np.log((n_passages + 1) / (np.asarray(df, dtype=np.float64) + 1))
         total = float(idf.sum())
         self.share = idf / total if total > 0 else np.zeros_like(idf)
         self.covered = np.zeros(self.held.shape[0], dtype=bool)
         self.bridges = bridges
-        self.reached: set[int] = set()
+        self.holder: dict[int, int] = {}     # bridging entity → position of the first placed passage holding it
+        self.placed = 0
         self.weight = weight
+        self.words = list(words) if words is not None else [str(t) for t in range(self.held.shape[0])]
+        self.picks: dict[int, tuple[int, int, list[str]]] = {}
 
     def place(self, i: int) -> None:
-        """Candidate ``i`` takes a position: its tokens are covered, its entities can bridge."""
+        """Candidate ``i`` takes the next position: its tokens are covered, its entities can bridge."""
         if self.held.shape[0]:
             self.covered |= self.held[:, i]
-        self.reached |= self.bridges[i]
+        for e in self.bridges[i]:
+            self.holder.setdefault(e, self.placed)
+        self.placed += 1
 
     def gain(self, i: int) -> float:
         """The idf share of the question's tokens ``i`` adds, 0 unless it shares a bridge."""
-        if not self.held.shape[0] or not (self.bridges[i] & self.reached):
+        if not self.held.shape[0] or self.holder.keys().isdisjoint(self.bridges[i]):
             return 0.0
         return float(self.share[self.held[:, i] & ~self.covered].sum())
 
     def pick(self, candidates: list[int]) -> int:
         """The candidate (positions in score order, best first) with the best
-        1 / rank + weight × gain; the better-scored on a tie."""
+        1 / rank + weight × gain; the better-scored on a tie. A pick with a gain is explained
+        in ``picks`` under the position it is about to take."""
         best, best_value = candidates[0], -1.0
         for i in candidates:
             value = 1.0 / (i + 1) + self.weight * self.gain(i)
             if value > best_value:
                 best, best_value = i, value
+        if self.gain(best) > 0:
+            # the shared entity of the earliest placed passage (the lowest id among its own)
+            source, entity = min((self.holder[e], e) for e in self.bridges[best] if e in self.holder)
+            adds = [self.words[t] for t in np.flatnonzero(self.held[:, best] & ~self.covered).tolist()]
+            self.picks[self.placed] = (source, entity, adds)
         return best
 
 

@@ -38,6 +38,18 @@ def definition_keys(text: str) -> set[str]:
     return {normalize_entity(n) for m in _DEFINED.finditer(text) for n in (m.group(1), *name_suffixes(m.group(1)))}
 
 
+_WORD = re.compile(r"\w+")
+
+
+def readable_words(tokens: list[str], question: str) -> list[str]:
+    """Each BM25 token as the question writes it: the first word of the question that the stem
+    starts (a Snowball stem is the word's start, a final y aside: "countri" for "country"), else
+    the token itself (Japanese normalised forms, a word the question writes otherwise)."""
+    words = [(w, w.casefold()) for w in _WORD.findall(question)]
+    return [next((w for w, f in words if f.startswith(t) or (t.endswith("i") and len(f) == len(t)
+                                                             and f.startswith(t[:-1]))), t) for t in tokens]
+
+
 class Output:
     """Turns a :class:`Ranking` into passages and activated entities of one index."""
 
@@ -50,10 +62,11 @@ class Output:
         self.documents = documents
 
     def select(self, ranking: Ranking, params: RetrievalParams, question: str = "", tokens=()
-               ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str | None]]]:
+               ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str | None, tuple[str, ...]]]]:
         """The first ``top_k`` rows after linked selection where the walk ran (see
-        :meth:`linked_selection`), and per row (the position of the row above that names it, the
-        title part it names or None)."""
+        :meth:`linked_selection`), and per row (the position of the row above that names it — or,
+        placed by coverage, shares an entity with it —, the title part it names or the shared
+        entity or None, the question words coverage counted or ())."""
         if ranking.activation is None:
             return ranking.rows, np.asarray(ranking.scores), []
         return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation, question,
@@ -70,7 +83,8 @@ class Output:
         With ``link_reach`` the pages the best passage names by title join the candidates
         (:func:`chain.named_pages`, ``question``: the query text), scored as the last of them.
         With ``cover_weight`` the positions no link decides weigh bridged coverage
-        (:mod:`cover`; ``tokens``: the query's BM25 tokens, ``named``: the entities it links)."""
+        (:mod:`cover`; ``tokens``: the query's BM25 tokens, ``named``: the entities it links); a row
+        it placed gets (the position of the passage sharing the entity, that entity, the words)."""
         rows = np.asarray(rows, dtype=np.int64)
         if params.link_depth <= 1 or len(rows) < 2 or self.documents:
             return rows[:params.top_k], row_scores[:params.top_k], []
@@ -100,14 +114,16 @@ class Output:
             in_parts = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
             reached = set(in_parts[activation.lookup(in_parts)[1] >= 2].tolist()) if in_parts.size else set()
             parts = [p & reached for p in parts]
-        cover = self.coverage(rows, params, tokens, named) if params.cover_weight > 0 else None
+        cover = self.coverage(rows, params, tokens, named, question) if params.cover_weight > 0 else None
         order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,
                                           limit=params.top_k, parts=parts, asked=asked,
                                           asked_first=params.link_asked == "score", joined=joined, cover=cover)
-        return rows[order], row_scores[order], [(s, graph.entity_names[v] if v >= 0 else None)
-                                                for s, v in zip(linked, via)]
+        placed = [(s, graph.entity_names[v] if v >= 0 else None, ()) for s, v in zip(linked, via)]
+        for pos, (source, entity, adds) in (cover.picks.items() if cover is not None else ()):
+            placed[pos] = (source, graph.entity_names[entity], tuple(adds))
+        return rows[order], row_scores[order], placed
 
-    def coverage(self, rows: np.ndarray, params: RetrievalParams, tokens, named) -> Coverage | None:
+    def coverage(self, rows: np.ndarray, params: RetrievalParams, tokens, named, question: str = "") -> Coverage | None:
         """The bridged coverage of the candidates ``rows`` (:mod:`cover`); None without tokens."""
         if not tokens or self.postings is None:
             return None
@@ -115,7 +131,8 @@ class Output:
         held, df = self.postings.presence(list(tokens), rows)
         bridges = bridge_entities(rows, graph.C_indptr, graph.C_indices,
                                   lambda ents: degrees(graph.arrays["CT_indptr"], ents), set(named), params.cover_df)
-        return Coverage(held, df, self.index.size, bridges, params.cover_weight)
+        words = readable_words(self.postings.known_tokens(list(tokens)), question)
+        return Coverage(held, df, self.index.size, bridges, params.cover_weight, words)
 
     def check_finite(self, scores: np.ndarray) -> None:
         if not np.all(np.isfinite(np.asarray(scores, dtype=np.float64))):
@@ -124,7 +141,7 @@ class Output:
                                    "index or restore it from a copy")
 
     def hits(self, rows: np.ndarray, row_scores: np.ndarray, activation,
-             linked: list[tuple[int, str | None]] = ()) -> list[PassageHit]:
+             linked: list[tuple[int, str | None, tuple[str, ...]]] = ()) -> list[PassageHit]:
         idx, graph = self.index, self.index.graph
         hits = []
         for rank, (row, score) in enumerate(zip(rows.tolist(), np.asarray(row_scores).tolist()), start=1):
@@ -140,12 +157,15 @@ class Output:
                     defined = (heading_keys(idx.passage_titles[row], idx.passage_ids[row].endswith("#0"))
                                | definition_keys(idx.passage_texts[row]))
                     defines = [graph.entity_names[e] for e in active[order].tolist() if graph.entity_keys[e] in defined]
-            source, via = linked[rank - 1] if rank <= len(linked) else (-1, None)
+            source, via, adds = linked[rank - 1] if rank <= len(linked) else (-1, None, ())
+            linked_source = idx.passage_ids[int(rows[source])] if source >= 0 and not adds else None
+            bridge_source = idx.passage_ids[int(rows[source])] if source >= 0 and adds else None
             cite = idx.citation(row)
             hits.append(PassageHit(rank=rank, id=idx.passage_ids[row], title=idx.passage_titles[row],
                                    score=round(float(score), 8), text=idx.passage_texts[row], entities=ents,
-                                   linked_from=idx.passage_ids[int(rows[source])] if source >= 0 else None,
-                                   linked_via=via if source >= 0 else None,
+                                   linked_from=linked_source, linked_via=via if linked_source else None,
+                                   bridged_from=bridge_source, bridged_via=via if bridge_source else None,
+                                   adds_words=list(adds),
                                    file=cite.file, lines=list(cite.lines) if cite.lines else None,
                                    section=cite.section, page=cite.page, defines=defines))
         return hits

@@ -33,6 +33,9 @@ class PassageHit:
     entities: list[str] = field(default_factory=list)  # activated entities the passage contains
     linked_from: str | None = None   # placed here because this passage above it names it (linked selection)
     linked_via: str | None = None    # … through this entity, a part of this passage's title ("Indiana")
+    bridged_from: str | None = None  # placed here by bridged coverage: shares an entity with this passage above …
+    bridged_via: str | None = None   # … this one ("China")
+    adds_words: list[str] = field(default_factory=list)  # … and holds these question words no passage above holds
     file: str = ""                   # the source file, relative to the input root (JSONL: the corpus file)
     lines: list[int] | None = None   # [first, last] line in that file, 1-based, inclusive
     section: str = ""                # the heading path (a record's title)
@@ -129,6 +132,10 @@ class QueryResult:
                 lines.append(f"     {p.linked_via}, in its title, is named by [{p.linked_from}] above")
             elif p.linked_from:
                 lines.append(f"     named by [{p.linked_from}] above")
+            elif p.bridged_from:
+                words = ", ".join(f'"{w}"' for w in p.adds_words)
+                lines.append(f"     adds the question's {words}, which no passage above holds; shares "
+                             f"{p.bridged_via} with [{p.bridged_from}] above")
             if p.entities:
                 lines.append(f"     entities: {', '.join(p.entities)}")
             hops = [reached[e] for e in p.entities if e in reached and reached[e].passage_id != p.id]
