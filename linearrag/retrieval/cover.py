@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .sparse import gather
+
 COVER_FROM = 3      # positions 1 and 2 belong to score and links; coverage decides from the third
 
 
@@ -82,10 +84,15 @@ class Coverage:
 def bridge_entities(rows: np.ndarray, indptr: np.ndarray, indices: np.ndarray, entity_df,
                     named: set[int], max_df: int) -> list[set[int]]:
     """Per row, its entities (C's CSR structure) named in at most ``max_df`` passages
-    (``entity_df(ids)``: their passage counts) and not in ``named``."""
-    out = []
-    for row in np.asarray(rows, dtype=np.int64).tolist():
-        ents = np.asarray(indices[indptr[row]:indptr[row + 1]], dtype=np.int64)
-        keep = ents[entity_df(ents) <= max_df] if ents.size else ents
-        out.append(set(keep.tolist()) - named)
+    (``entity_df(ids)``: their passage counts) and not in ``named``: one gather of the rows'
+    entries and one count per distinct entity."""
+    rows = np.asarray(rows, dtype=np.int64)
+    owner, ents, _ = gather(indptr, indices, rows)
+    out: list[set[int]] = [set() for _ in range(rows.size)]
+    if ents.size:
+        distinct, inverse = np.unique(ents, return_inverse=True)
+        keep = (np.asarray(entity_df(distinct)) <= max_df)[inverse]
+        for i, e in zip(owner[keep].tolist(), ents[keep].tolist()):
+            if e not in named:
+                out[i].add(e)
     return out

@@ -12,7 +12,7 @@ from ..lang.code import name_suffixes
 from ..normalize import normalize_entity, singular_key
 from ..passage import HEADING_SEPARATOR
 from .chain import TitleMentions, linked_order, name_entities, named_pages, title_parts
-from .cover import Coverage, bridge_entities
+from .cover import COVER_FROM, Coverage, bridge_entities
 from .params import RetrievalParams
 from .results import ActivatedEntity, PassageHit
 from .space import Ranking
@@ -114,7 +114,8 @@ class Output:
             in_parts = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
             reached = set(in_parts[activation.lookup(in_parts)[1] >= 2].tolist()) if in_parts.size else set()
             parts = [p & reached for p in parts]
-        cover = self.coverage(rows, params, tokens, named, question) if params.cover_weight > 0 else None
+        cover = (self.coverage(rows, params, tokens, named, question)
+                 if params.cover_weight > 0 and params.top_k >= COVER_FROM else None)
         order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,
                                           limit=params.top_k, parts=parts, asked=asked,
                                           asked_first=params.link_asked == "score", joined=joined, cover=cover)
