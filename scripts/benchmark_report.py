@@ -25,7 +25,9 @@ from linearrag.evaluation import evaluate  # noqa: E402
 from linearrag.evaluation.split import half  # noqa: E402
 from linearrag.index.store import read_meta  # noqa: E402
 from linearrag.questions import load_questions  # noqa: E402
-from linearrag.retrieval.params import MODES  # noqa: E402
+from linearrag.retrieval.params import MODES, RetrievalParams  # noqa: E402
+
+DEFAULTS = RetrievalParams()
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS = ("2wiki", "hotpotqa-dev", "jsquad", "musique-train100", "docs-fastapi", "docs-flask")
@@ -201,10 +203,18 @@ def _halves_section(names: list[str], halves_rows: dict) -> list[str]:
     lines += [f"| {n} | {halves_rows[n]['A']} | {halves_rows[n]['B']} |" for n in names if n in halves_rows]
     # every sweep run kept in docs/ (sweep.json: the full grid; sweep-*.json: later partial sweeps
     # of new parameters, run with --params from the defaults the earlier ones chose), in order
-    for sweep_file in sorted((ROOT / "docs").glob("sweep*.json"), key=lambda p: (p.name != "sweep.json", p.name)):
+    files = sorted((ROOT / "docs").glob("sweep*.json"), key=lambda p: (p.name != "sweep.json", p.name))
+    picks = {f.name: json.loads(f.read_text())["chosen"] for f in files}
+    for sweep_file in files:
         sweep = json.loads(sweep_file.read_text())
+        # a default may depart from a sweep's pick (a later sweep, or a decision docs/method.md
+        # explains): say so and where, never hide it
+        kept = {k: getattr(DEFAULTS, k) for k, v in sweep["chosen"].items() if getattr(DEFAULTS, k, v) != v}
+        departs = "".join(f"; the defaults hold `{k}={v}` ("
+                          + next((f"`docs/{n}`" for n, c in picks.items() if c.get(k) == v), "a decision: docs/parameters.md") + ")"
+                          for k, v in kept.items())
         lines += ["", f"Sweep `docs/{sweep_file.name}`: chosen on half A "
-                  + ", ".join(f"`{k}={v}`" for k, v in sweep["chosen"].items())
+                  + ", ".join(f"`{k}={v}`" for k, v in sweep["chosen"].items()) + departs
                   + "; score per set = mean of R@2, R@5 and AllGold@5 (docs: FactRecall@3, FactRecall@5 and AllFacts@5):", "",
                   "| | " + " | ".join(sweep["chosen_scores"]["A"]) + " |",
                   "|---|" + "---|" * len(sweep["chosen_scores"]["A"])]
