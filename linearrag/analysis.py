@@ -306,7 +306,9 @@ def candidate_ngrams(doc, language) -> list[NameCandidate]:
     by_case = language.names_by_case
     # token attributes read once (a Span per n-gram costs more than the test itself)
     toks = list(doc)
-    edge_ok = [not (t.is_punct or t.is_space) for t in toks]
+    # an n-gram starts and ends on a word: not on punctuation, space or a lone symbol ("=" in
+    # "init_every_request = False" would stay in the surface shown to people)
+    edge_ok = [not (t.is_punct or t.is_space) and any(ch.isalnum() for ch in t.text) for t in toks]
     stop = [t.is_stop for t in toks]
     upper = [t.text[:1].isupper() for t in toks]
     noun = [t.pos_ in ("NOUN", "PROPN") for t in toks]

@@ -133,6 +133,19 @@ def test_numpy_products_give_the_default_ops_entities_and_tags():
     assert read(ours.nlp) == read(shipped)
 
 
+def test_a_query_n_gram_starts_and_ends_on_a_word():
+    """A lone symbol is no edge of an n-gram: "init_every_request = False" links
+    init_every_request and False, and neither surface keeps the "=" (shown to people)."""
+    from linearrag.analysis import Analyzer
+
+    analyzer = Analyzer("en", terms=True)
+    options, cookie = analyzer.analyze_queries(["if i set init_every_request = False on a view, where does data go?",
+                                                "set SESSION_COOKIE_SECURE=True in production"], tags=True)
+    surfaces = {c.surface for q in (options, cookie) for c in q.ngrams}
+    assert {"init_every_request", "False", "SESSION_COOKIE_SECURE"} <= surfaces
+    assert not any(s[:1] in "=+*" or s[-1:] in "=+*" for s in surfaces), surfaces
+
+
 def test_query_analysis_skips_pipes_it_does_not_need():
     """Queries run without the sentence splitter and, unless tags are asked for, without the
     tagger: the same mentions and n-grams as the full pipeline on the sample questions."""
