@@ -145,7 +145,7 @@ class Postings:
     def presence(self, query_tokens: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which of ``rows`` hold each distinct known query token (bool [tokens, rows]) and each
         token's passage count: binary searches in the postings, never a whole list read."""
-        ids = list(dict.fromkeys(self.token_ids(query_tokens)))
+        ids = [self.vocab[t] for t in self.known_tokens(query_tokens)]
         rows = np.asarray(rows, dtype=np.int64)
         held = np.zeros((len(ids), rows.size), dtype=bool)
         df = np.zeros(len(ids), dtype=np.int64)

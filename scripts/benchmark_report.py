@@ -204,16 +204,17 @@ def _halves_section(names: list[str], halves_rows: dict) -> list[str]:
     # every sweep run kept in docs/ (sweep.json: the full grid; sweep-*.json: later partial sweeps
     # of new parameters, run with --params from the defaults the earlier ones chose), in order
     files = sorted((ROOT / "docs").glob("sweep*.json"), key=lambda p: (p.name != "sweep.json", p.name))
-    picks = {f.name: json.loads(f.read_text())["chosen"] for f in files}
-    for sweep_file in files:
-        sweep = json.loads(sweep_file.read_text())
+    sweeps = {f.name: json.loads(f.read_text()) for f in files}
+    picks = {name: sweep["chosen"] for name, sweep in sweeps.items()}
+    for name, sweep in sweeps.items():
         # a default may depart from a sweep's pick (a later sweep, or a decision docs/method.md
         # explains): say so and where, never hide it
         kept = {k: getattr(DEFAULTS, k) for k, v in sweep["chosen"].items() if getattr(DEFAULTS, k, v) != v}
         departs = "".join(f"; the defaults hold `{k}={v}` ("
-                          + next((f"`docs/{n}`" for n, c in picks.items() if c.get(k) == v), "a decision: docs/parameters.md") + ")"
+                          + next((f"`docs/{n}`" for n, c in picks.items() if c.get(k) == v),
+                                 "a decision: docs/parameters.md") + ")"
                           for k, v in kept.items())
-        lines += ["", f"Sweep `docs/{sweep_file.name}`: chosen on half A "
+        lines += ["", f"Sweep `docs/{name}`: chosen on half A "
                   + ", ".join(f"`{k}={v}`" for k, v in sweep["chosen"].items()) + departs
                   + "; score per set = mean of R@2, R@5 and AllGold@5 (docs: FactRecall@3, FactRecall@5 and AllFacts@5):", "",
                   "| | " + " | ".join(sweep["chosen_scores"]["A"]) + " |",

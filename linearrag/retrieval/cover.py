@@ -68,12 +68,13 @@ class Coverage:
         """The candidate (positions in score order, best first) with the best
         1 / rank + weight × gain; the better-scored on a tie. A pick with a gain is explained
         in ``picks`` under the position it is about to take."""
-        best, best_value = candidates[0], -1.0
+        best, best_value, best_gain = candidates[0], -1.0, 0.0
         for i in candidates:
-            value = 1.0 / (i + 1) + self.weight * self.gain(i)
+            gain = self.gain(i)
+            value = 1.0 / (i + 1) + self.weight * gain
             if value > best_value:
-                best, best_value = i, value
-        if self.gain(best) > 0:
+                best, best_value, best_gain = i, value, gain
+        if best_gain > 0:
             # the shared entity of the earliest placed passage (the lowest id among its own)
             source, entity = min((self.holder[e], e) for e in self.bridges[best] if e in self.holder)
             adds = [self.words[t] for t in np.flatnonzero(self.held[:, best] & ~self.covered).tolist()]
