@@ -8,7 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 from linearrag import RetrievalParams
-from linearrag.retrieval.chain import TitleMentions, linked_order, name_entities, named_pages, title_parts
+from linearrag.retrieval.chain import (TitleMentions, linked_order, name_entities, named_pages, parts_like_the_question,
+                                       title_parts)
 
 pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
@@ -190,6 +191,24 @@ def test_a_title_part_reached_through_the_first_passage_links_the_next(schools_r
     assert "[school] names Indiana, in the title Alcohol laws of Indiana [laws-in]" in details
     off = schools_retriever.query(question, RetrievalParams(top_k=3, link_parts="off"))
     assert all(p.linked_via is None for p in off.passages)
+    # the page must look like the question too: no page's prior reaches 1, so no part links
+    unlike = schools_retriever.query(question, RetrievalParams(top_k=3, link_parts_prior=1.0))
+    assert all(p.linked_via is None for p in unlike.passages)
+
+
+def test_a_title_part_links_only_a_page_that_looks_like_the_question():
+    asked = []
+
+    def prior(rows):
+        asked.append(rows.tolist())
+        return np.array([{11: 0.02, 12: 0.05, 13: 0.3}[r] for r in rows.tolist()])
+
+    parts = [set(), {7}, {8}, {9}]
+    out = parts_like_the_question(parts, np.array([10, 11, 12, 13]), prior, 0.05)
+    assert out == [set(), set(), {8}, {9}] and parts[1] == {7}
+    assert asked == [[11, 12, 13]]          # read for the candidates holding a part only
+    assert parts_like_the_question([set(), set()], np.array([1, 2]), prior, 0.05) == [set(), set()]
+    assert asked == [[11, 12, 13]]
 
 
 def test_a_title_the_question_names_keeps_its_place_before_a_link():

@@ -13,7 +13,8 @@ same article) are ranked by score again, so a link brings in the bridge, not a r
 paragraphs that repeat it. When no remaining passage has a whole title named above, a title's
 *name* may hold what a placed passage names: "Alcohol laws of Indiana" after a page naming
 Indiana (``parts``, :func:`title_parts`; the three- and four-hop chains of MuSiQue are built
-from such pages). A passage whose title the question itself names (``asked``: a comparison's
+from such pages), when that page looks a little like the question too
+(:func:`parts_like_the_question`). A passage whose title the question itself names (``asked``: a comparison's
 second subject) counts as named: it keeps its place when it outscores every passage named above
 (``asked_first``), instead of waiting behind a page the first subject names. From the third
 position on, a position no link decides weighs what a passage adds to those placed above
@@ -282,6 +283,19 @@ def title_parts(titles: Sequence[str], lookup, canonical=lambda k: k, max_words:
     wanted = [k for keys in grams for k in keys]
     found = _resolve(lookup, wanted)
     return [{found[k] for k in keys if k in found} for keys in grams]
+
+
+def parts_like_the_question(parts: list[set[int]], rows: np.ndarray, prior, floor: float) -> list[set[int]]:
+    """``parts`` kept only for the candidates whose query-only prior (``prior(rows)``) reaches
+    ``floor``: a page a title part links must look a little like the question ("Alcohol laws of
+    Indiana" for "…stop selling booze?"), not only hold a name placed above ("Flag of
+    Nebraska" after a concert tour's page naming Nebraska). The prior is read for the
+    candidates that hold a part only."""
+    held = np.asarray([i for i, p in enumerate(parts) if p], dtype=np.int64)
+    if not held.size:
+        return parts
+    low = set(held[np.asarray(prior(rows[held])) < floor].tolist())
+    return [set() if i in low else p for i, p in enumerate(parts)]
 
 
 @functools.lru_cache(maxsize=65_536)

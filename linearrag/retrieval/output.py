@@ -11,7 +11,7 @@ from ..errors import IndexFormatError
 from ..lang.code import name_suffixes
 from ..normalize import normalize_entity, singular_key
 from ..passage import HEADING_SEPARATOR
-from .chain import TitleMentions, linked_order, name_entities, named_pages, title_parts
+from .chain import TitleMentions, linked_order, name_entities, named_pages, parts_like_the_question, title_parts
 from .cover import COVER_FROM, Coverage, bridge_entities
 from .params import RetrievalParams
 from .results import ActivatedEntity, PassageHit
@@ -70,10 +70,10 @@ class Output:
         if ranking.activation is None:
             return ranking.rows, np.asarray(ranking.scores), []
         return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation, question,
-                                     tokens, ranking.named)
+                                     tokens, ranking.named, ranking.prior)
 
     def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams, activation,
-                         question: str = "", tokens=(), named=frozenset()):
+                         question: str = "", tokens=(), named=frozenset(), prior=None):
         """The first ``top_k`` of ``rows`` (best-scored first) after linked selection
         (retrieval/chain.py) — on corpora of titled records; off when ``link_depth`` ≤ 1 and on
         documents, where section headings are common words and it measured worse
@@ -84,7 +84,8 @@ class Output:
         (:func:`chain.named_pages`, ``question``: the query text), scored as the last of them.
         With ``cover_weight`` the positions no link decides weigh bridged coverage
         (:mod:`cover`; ``tokens``: the query's BM25 tokens, ``named``: the entities it links); a row
-        it placed gets (the position of the passage sharing the entity, that entity, the words)."""
+        it placed gets (the position of the passage sharing the entity, that entity, the words).
+        ``prior(rows)``: the query-only prior, which a title-part link must reach (``link_parts_prior``)."""
         rows = np.asarray(rows, dtype=np.int64)
         if params.link_depth <= 1 or len(rows) < 2 or self.documents:
             return rows[:params.top_k], row_scores[:params.top_k], []
@@ -114,6 +115,8 @@ class Output:
             in_parts = np.asarray(sorted(set().union(*parts)), dtype=np.int64)
             reached = set(in_parts[activation.lookup(in_parts)[1] >= 2].tolist()) if in_parts.size else set()
             parts = [p & reached for p in parts]
+            if params.link_parts_prior > 0 and prior is not None:
+                parts = parts_like_the_question(parts, rows, prior, params.link_parts_prior)
         cover = (self.coverage(rows, params, tokens, named, question)
                  if params.cover_weight > 0 and params.top_k >= COVER_FROM else None)
         order, linked, via = linked_order(rows, names, graph.C_indptr, graph.C_indices, mentions,

@@ -169,6 +169,12 @@ class RetrievalParams:
         "an entity that a passage placed above names and the activation reached beyond the question comes next "
         '("Alcohol laws of Indiana" after a passage naming Indiana, "Henry King (director)" after one naming Henry '
         'King), unless a passage the question names scores higher; "off": whole titles only')
+    link_parts_prior: float = _param(
+        0.05, "selection", "link_parts takes a page only when its query-only prior (the mean of its calibrated "
+        "cosine to the question, floored at 0, and its BM25 score over the best one's) reaches this: the page must "
+        "look a little like the question (\"Alcohol laws of Indiana\" for \"…stop selling booze?\"), not only "
+        "hold a name (\"Flag of Nebraska\" after a tour's page naming Nebraska). 0: any page",
+        (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"))
     link_reach: int = _param(
         1, "selection", "in linked selection (languages written with spaces), how many pages outside the candidates "
         "the best passage names join them: pages titled exactly as a run of its words that names an entity of at "

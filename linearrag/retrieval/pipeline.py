@@ -66,7 +66,7 @@ def rank(space: SearchSpace, q, params: RetrievalParams, link: Callable[[], Link
         scores = _fuse(space, ev, walked, linked, params)
         timings["rounds"] = timings.get("rounds", 0.0) + (time.perf_counter() - t0) * 1000
     keep = top_rows(walked.rows, scores, params.depth)
-    return Ranking(walked.rows[keep], scores[keep], activation, linked.entities, None, evidence, named)
+    return Ranking(walked.rows[keep], scores[keep], activation, linked.entities, None, evidence, named, ev.prior)
 
 
 def _terms_weak(params: RetrievalParams, documents: bool) -> bool:

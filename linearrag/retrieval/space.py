@@ -7,6 +7,7 @@ O(corpus). :mod:`pipeline` runs the stages in one order over either.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -50,6 +51,7 @@ class Ranking:
     fallback: str | None = None
     evidence: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     named: frozenset = frozenset()      # entities the question itself links (or names inside a linked name)
+    prior: Callable[[np.ndarray], np.ndarray] | None = None     # the query-only prior of any rows (Evidence.prior)
 
 
 @dataclass
