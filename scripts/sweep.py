@@ -53,7 +53,7 @@ GRID = {
     "link_reach": [0, 1, 2],
     "link_reach_df": [30, 100, 300],
     "cover_weight": [0.0, 0.5, 1.0, 2.0, 4.0],
-    "cover_df": [30, 100, 300],
+    "cover_df": [30, 50, 100, 300],
     "rounds": [1, 2, 3],
     "round_passages": [1, 2, 3, 5],
     "round_weight": [0.1, 0.3, 1.0],

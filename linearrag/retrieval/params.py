@@ -194,7 +194,7 @@ class RetrievalParams:
         "above an entity of at most cover_df passages that the question does not name (retrieval/cover.py). "
         "0: score order", (lambda v: 0.0 <= v <= 100.0, "in [0, 100]"))
     cover_df: int = _param(
-        100, "selection", "cover_weight counts a passage's gain only through a shared entity named in at most this "
+        50, "selection", "cover_weight counts a passage's gain only through a shared entity named in at most this "
         "many passages", _AT_LEAST_1)
     # ---- search space: exact or approximate -----------------------------------------------
     search: Search = _param(
