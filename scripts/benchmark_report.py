@@ -38,6 +38,7 @@ ABLATIONS = {
     "no hub damping": {"hub_damping": 0},
     "dense passage prior (no BM25)": {"prior": "dense"},
     "no rank fusion": {"fusion": "none"},
+    "no dense guarantee in min fusion (BM25 alone)": {"fusion_dense": 0},
     "paper reset (eq. 7 as published)": {"reset": "paper", "passage_weight": 0.05},
     "sum propagation (eq. 5 as published)": {"propagation": "sum"},
     "no propagation (seeds only)": {"max_iterations": 0},

@@ -40,6 +40,7 @@ GRID = {
     "lowercase_linking": ["none", "names", "phrases", "all"],
     "term_fusion": ["same", "rrf"],
     "siblings": ["walk", "prior"],
+    "fusion_dense": [0.0, 1.0, 1.5, 2.0, 3.0, 4.0],
     "fusion_secondary": ["bm25", "hybrid"],
     "fusion": ["auto", "min"],
     "rrf_weight": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0],

@@ -25,7 +25,7 @@ def ranks_of(scores, only_positive=False):
 def min_rank_scores(primary, secondary, factor, depth=None):
     rows = np.arange(len(primary))
     return min_fusion(Ranks(rows, np.asarray(primary, dtype=np.float64)),
-                      Ranks(rows, np.asarray(secondary, dtype=np.float64)), factor, depth)
+                      [(Ranks(rows, np.asarray(secondary, dtype=np.float64)), factor)], depth)
 
 
 def rrf_scores(lists, k, only_positive=None):
@@ -89,9 +89,41 @@ def test_min_fusion_to_a_depth_ranks_the_first_positions_exactly():
         assert np.all(full[~ranked] < part[ranked].min()), trial   # nothing left out ranks above them
         # the approximate space hands fusion rank arrays, not scores: the same result
         rows = np.arange(n)
-        given = min_fusion(Ranks(rows, ranks=ranks_of(ppr, True)), Ranks(rows, ranks=ranks_of(bm25, True)),
-                           factor, depth)
+        given = min_fusion(Ranks(rows, ranks=ranks_of(ppr, True)), [(Ranks(rows, ranks=ranks_of(bm25, True)), factor)],
+                           depth)
         assert np.array_equal(given, part), trial
+
+
+def test_min_fusion_with_a_dense_guarantee_too():
+    """A second guaranteed ranking (``fusion_dense``): each ranking's #1 keeps its place, the
+    better of the two keys counts, and ranking to a depth gives the full fusion's first places."""
+    n = 20
+    ppr = np.arange(n, 0, -1, dtype=np.float64)   # row 0 is PageRank's #1
+    bm25 = np.zeros(n)
+    bm25[15] = 5.0                                # BM25's #1 only
+    dense = np.linspace(0.1, 0.9, n)              # dense ranks every row: row 19 first, then 18 …
+    rows = np.arange(n)
+    order = _order(min_fusion(Ranks(rows, ppr), [(Ranks(rows, bm25), 3.0),
+                                                 (Ranks(rows, dense, only_positive=False), 2.0)]))
+    assert order.index(19) == 1                   # dense #1: key 2 ties PageRank's #2 and goes first
+    assert order.index(15) == 3                   # BM25 #1: key 3 ties PageRank's #3 and goes first
+    assert order[:7] == [0, 19, 1, 15, 2, 18, 3]  # dense #2 (row 18): key 4 ties PageRank's #4, goes first
+    alone = _order(min_fusion(Ranks(rows, ppr), [(Ranks(rows, bm25), 3.0), (Ranks(rows, dense), 0.0)]))
+    assert alone == _order(min_rank_scores(ppr, bm25, 3.0))   # factor 0: that ranking takes no part
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        n = int(rng.integers(30, 300))
+        ppr = np.round(rng.random(n), 2) * (rng.random(n) < 0.7)
+        bm25 = np.round(rng.random(n) * 5, 1) * (rng.random(n) < 0.3)
+        dense = np.round(rng.random(n), 2)
+        rows = np.arange(n)
+        fb, fd = float(rng.choice([2.0, 3.0])), float(rng.choice([1.0, 1.5, 2.0, 4.0]))
+        depth = int(rng.integers(1, 12))
+        args = (Ranks(rows, ppr), [(Ranks(rows, bm25), fb), (Ranks(rows, dense, only_positive=False), fd)])
+        full, part = min_fusion(*args), min_fusion(*args, depth=depth)
+        ranked = part > 0
+        assert np.array_equal(part[ranked], full[ranked]), trial
+        assert top_k(part, depth).tolist() == top_k(full, depth).tolist(), trial
 
 
 def test_min_fusion_scores_are_one_over_position():

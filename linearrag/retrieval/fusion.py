@@ -8,16 +8,19 @@ rank, so fusion never treats it as a lexical hit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 
-def min_rank_positions(rows: np.ndarray, r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
+def min_rank_positions(rows: np.ndarray, r1: np.ndarray, r2: np.ndarray, which: np.ndarray | None = None) -> np.ndarray:
     """1 / (fused position) for each of ``rows`` from its rank₁ and its scaled rank₂ (inf: no
-    rank): key = min(r1, r2); on equal keys the row whose key comes from r2 first, then the
-    better r1, then the row (see :func:`min_fusion`)."""
-    order = np.lexsort((rows, r1, r2 > r1, np.minimum(r1, r2)))   # last key is primary
+    rank): key = min(r1, r2); on equal keys the row whose key comes from r2 first (``which``:
+    the guarantee r2 came from, the lower first), then the better r1, then the row (see
+    :func:`min_fusion`)."""
+    origin = np.where(r2 <= r1, 0.0 if which is None else which, np.inf)
+    order = np.lexsort((rows, r1, origin, np.minimum(r1, r2)))   # last key is primary
     scores = np.empty(len(rows), dtype=np.float64)
     scores[order] = 1.0 / np.arange(1, len(rows) + 1)
     return scores
@@ -126,33 +129,45 @@ def rrf(rankings: list[Ranks], k: int, weights: list[float] | None = None) -> np
     return total
 
 
-def min_fusion(primary: Ranks, secondary: Ranks, factor: float, depth: int | None = None) -> np.ndarray:
-    """Fuse two rankings of the same rows by the better of the ranks: key = min(rank₁,
-    factor · rank₂); on equal keys the row whose key comes from ``secondary`` goes first, then
-    the better rank₁, then the row. So the secondary ranking's #r ends at worst at position
-    factor·r + r − 1 (factor 3: its #1 at worst 3rd, its #2 at worst 7th). Returns, per row,
+def min_fusion(primary: Ranks, guarantees: Sequence[tuple[Ranks, float]], depth: int | None = None) -> np.ndarray:
+    """Fuse rankings of the same rows by the best of the ranks: key = min(rank₁, factor · rank)
+    over the ``guarantees`` (a ranking and its factor each; a factor of 0 leaves that ranking
+    out); on equal keys the row whose key comes from a guarantee goes first (from the guarantee
+    listed first, when two meet), then the better rank₁, then the row. So a guaranteed ranking's
+    #r ends at worst at position factor·r + r − 1 for one guarantee (factor 3: its #1 at worst
+    3rd, its #2 at worst 7th), a little lower when two guarantees' keys meet. Returns, per row,
     1 / (fused position), so higher is better.
 
     With ``depth`` only the rows that can reach the first ``depth`` positions are ranked: those
-    with rank₁ ≤ depth or factor · rank₂ ≤ depth (the ``depth`` best of ``primary`` have keys ≤
-    depth, so every row of the first ``depth`` positions has one). Ranks up to ``depth`` being
-    distinct, those rows hold exactly the scores of the full fusion; every other row scores 0.
-    Two partial selections instead of full sorts (2wiki: 1.5 → ~0.2 ms).
+    with rank₁ ≤ depth or factor · rank ≤ depth in some guarantee (the ``depth`` best of
+    ``primary`` have keys ≤ depth, so every row of the first ``depth`` positions has one). Ranks
+    up to ``depth`` being distinct, those rows hold exactly the scores of the full fusion; every
+    other row scores 0. Partial selections instead of full sorts (2wiki: 1.5 → ~0.2 ms).
     """
     rows = primary.rows
+    guarantees = [(ranking, factor) for ranking, factor in guarantees if factor > 0]
     if depth is not None and 0 < depth and 4 * depth < rows.size:
         top1 = primary.best(depth)
         if top1.size == depth:   # else fewer rows than ``depth`` have a rank₁: rank them all
-            top2 = secondary.best(int(np.floor(depth / factor)) if factor > 0 else 0)
-            sub = np.union1d(top1, top2)
+            tops = [ranking.best(int(np.floor(depth / factor))) for ranking, factor in guarantees]
+            sub = np.union1d(top1, np.concatenate([top1[:0], *tops]))
             r1 = np.full(sub.size, np.inf)
             r1[np.searchsorted(sub, top1)] = np.arange(1, top1.size + 1)
-            r2 = np.full(sub.size, np.inf)
-            r2[np.searchsorted(sub, top2)] = factor * np.arange(1, top2.size + 1)
+            r2, which = np.full(sub.size, np.inf), np.zeros(sub.size)
+            for g, (top, (_, factor)) in enumerate(zip(tops, guarantees)):
+                at = np.searchsorted(sub, top)
+                keys = factor * np.arange(1, top.size + 1)
+                better = keys < r2[at]
+                r2[at[better]], which[at[better]] = keys[better], g
             scores = np.zeros(rows.size, dtype=np.float64)
-            scores[sub] = min_rank_positions(rows[sub], r1, r2)
+            scores[sub] = min_rank_positions(rows[sub], r1, r2, which)
             return scores
-    return min_rank_positions(rows, primary.all(), factor * secondary.all())
+    r2, which = np.full(rows.size, np.inf), np.zeros(rows.size)
+    for g, (ranking, factor) in enumerate(guarantees):
+        keys = factor * ranking.all()
+        better = keys < r2
+        r2[better], which[better] = keys[better], g
+    return min_rank_positions(rows, primary.all(), r2, which)
 
 
 def siblings_by_prior(rows: np.ndarray, scores: np.ndarray, prior_of, groups_of, depth: int = 100) -> np.ndarray:

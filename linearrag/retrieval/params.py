@@ -126,6 +126,9 @@ class RetrievalParams:
         '"min" (a passage\'s rank is the better of its PageRank rank and fusion_weight × its BM25 rank) or "auto": '
         '"min" on corpora of titled records, "rrf" on documents (files: docs, notes)')
     fusion_weight: float = _param(3.0, "fusion", 'the factor on the BM25 rank in "min" fusion', _POSITIVE)
+    fusion_dense: float = _param(
+        4.0, "fusion", 'the factor on the dense rank in "min" fusion: a passage\'s rank is also at most fusion_dense × '
+        "its dense rank (0: only BM25 is guaranteed places)", _AT_LEAST_0)
     fusion_secondary: FusionSecondary = _param(
         "bm25", "fusion", 'the ranking "min" fusion guarantees places to: "bm25", or "hybrid" (the reciprocal rank '
         "fusion of BM25 and dense, as in rrf mode)")

@@ -146,5 +146,8 @@ def _fuse(space: SearchSpace, ev: Evidence, walked: Scored, linked: Linked, para
             secondary = ev.lexical_ranks(rows)
         else:
             secondary = Ranks(rows, rrf([ev.lexical_ranks(rows), ev.dense_ranks(rows)], params.rrf_k))
-        return min_fusion(walk, secondary, params.fusion_weight, depth=params.depth)
+        guarantees = [(secondary, params.fusion_weight)]
+        if params.fusion_dense > 0:
+            guarantees.append((ev.dense_ranks(rows), params.fusion_dense))
+        return min_fusion(walk, guarantees, depth=params.depth)
     return scores
