@@ -123,7 +123,8 @@ class RetrievalParams:
     fusion: Fusion = _param(
         "auto", "fusion", 'how the PageRank ranking meets the lexical one: "none" (PageRank alone), "rrf" '
         "(reciprocal rank fusion with the BM25 and dense rankings, weight rrf_weight each against 1 for PageRank), "
-        '"min" (a passage\'s rank is the better of its PageRank rank and fusion_weight × its BM25 rank) or "auto": '
+        '"min" (a passage\'s rank is the best of its PageRank rank, fusion_weight × its BM25 rank and fusion_dense × '
+        'its dense rank) or "auto": '
         '"min" on corpora of titled records, "rrf" on documents (files: docs, notes)')
     fusion_weight: float = _param(3.0, "fusion", 'the factor on the BM25 rank in "min" fusion', _POSITIVE)
     fusion_dense: float = _param(
