@@ -150,24 +150,27 @@ def min_fusion(primary: Ranks, guarantees: Sequence[tuple[Ranks, float]], depth:
         top1 = primary.best(depth)
         if top1.size == depth:   # else fewer rows than ``depth`` have a rank₁: rank them all
             tops = [ranking.best(int(np.floor(depth / factor))) for ranking, factor in guarantees]
-            sub = np.union1d(top1, np.concatenate([top1[:0], *tops]))
+            sub = np.union1d(top1, np.concatenate(tops)) if tops else top1
             r1 = np.full(sub.size, np.inf)
             r1[np.searchsorted(sub, top1)] = np.arange(1, top1.size + 1)
-            r2, which = np.full(sub.size, np.inf), np.zeros(sub.size)
-            for g, (top, (_, factor)) in enumerate(zip(tops, guarantees)):
-                at = np.searchsorted(sub, top)
-                keys = factor * np.arange(1, top.size + 1)
-                better = keys < r2[at]
-                r2[at[better]], which[at[better]] = keys[better], g
+            keys = [(np.searchsorted(sub, top), factor * np.arange(1, top.size + 1))
+                    for top, (_, factor) in zip(tops, guarantees)]
             scores = np.zeros(rows.size, dtype=np.float64)
-            scores[sub] = min_rank_positions(rows[sub], r1, r2, which)
+            scores[sub] = min_rank_positions(rows[sub], r1, *_best_keys(sub.size, keys))
             return scores
-    r2, which = np.full(rows.size, np.inf), np.zeros(rows.size)
-    for g, (ranking, factor) in enumerate(guarantees):
-        keys = factor * ranking.all()
-        better = keys < r2
-        r2[better], which[better] = keys[better], g
-    return min_rank_positions(rows, primary.all(), r2, which)
+    keys = [(slice(None), factor * ranking.all()) for ranking, factor in guarantees]
+    return min_rank_positions(rows, primary.all(), *_best_keys(rows.size, keys))
+
+
+def _best_keys(size: int, keys) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the lowest guarantee key and which guarantee gave it (the first on equal keys);
+    ``keys`` holds (positions, key per position) for each guarantee, in order. inf: none."""
+    best, which = np.full(size, np.inf), np.zeros(size)
+    for g, (at, k) in enumerate(keys):
+        better = k < best[at]
+        best[at] = np.where(better, k, best[at])
+        which[at] = np.where(better, g, which[at])
+    return best, which
 
 
 def siblings_by_prior(rows: np.ndarray, scores: np.ndarray, prior_of, groups_of, depth: int = 100) -> np.ndarray:

@@ -142,12 +142,11 @@ def _fuse(space: SearchSpace, ev: Evidence, walked: Scored, linked: Linked, para
         return rrf([walk, ev.lexical_ranks(rows), ev.voter_ranks(rows, weight)], params.rrf_k,
                    [1.0, params.rrf_weight, params.rrf_weight])
     if fusion == "min":
+        dense = ev.dense_ranks(rows) if params.fusion_dense > 0 or params.fusion_secondary != "bm25" else None
         if params.fusion_secondary == "bm25":
             secondary = ev.lexical_ranks(rows)
         else:
-            secondary = Ranks(rows, rrf([ev.lexical_ranks(rows), ev.dense_ranks(rows)], params.rrf_k))
-        guarantees = [(secondary, params.fusion_weight)]
-        if params.fusion_dense > 0:
-            guarantees.append((ev.dense_ranks(rows), params.fusion_dense))
-        return min_fusion(walk, guarantees, depth=params.depth)
+            secondary = Ranks(rows, rrf([ev.lexical_ranks(rows), dense], params.rrf_k))
+        return min_fusion(walk, [(secondary, params.fusion_weight), (dense, params.fusion_dense)],
+                          depth=params.depth)
     return scores
