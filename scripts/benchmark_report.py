@@ -48,6 +48,7 @@ ABLATIONS = {
     "no linked selection (score order)": {"link_depth": 0},
     "whole titles link only, no title parts (issue 39)": {"link_parts": "off"},
     "links before the question's own titles (issue 39)": {"link_asked": "linked"},
+    "question-named titles: whole titles only, no qualified ones (issue 39)": {"asked_qualified": "none"},
     "no pages joined from outside the candidates (issue 39)": {"link_reach": 0},
     "no bridged coverage: score order where no link decides (issue 39)": {"cover_weight": 0},
     "a second walk round from the best 3 passages": {"rounds": 2},

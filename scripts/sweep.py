@@ -50,6 +50,7 @@ GRID = {
     "bare_word_share": [0.0, 0.25, 0.5, 0.75, 1.0],
     "link_parts": ["off", "on"],
     "link_asked": ["linked", "score"],
+    "asked_qualified": ["none", "best"],
     "link_parts_prior": [0.0, 0.05, 0.1, 0.2],
     "link_reach": [0, 1, 2],
     "link_reach_df": [30, 100, 300],

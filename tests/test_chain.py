@@ -8,8 +8,9 @@ import pytest
 import scipy.sparse as sp
 
 from linearrag import RetrievalParams
+from linearrag.normalize import normalize_entity
 from linearrag.retrieval.chain import (TitleMentions, linked_order, name_entities, named_pages, parts_like_the_question,
-                                       title_parts)
+                                       qualified_asked, title_parts)
 
 pytestmark = pytest.mark.slow   # real models or index builds (scripts/test.sh --fast skips it)
 
@@ -346,3 +347,40 @@ def test_a_page_title_typed_in_lowercase_links_end_to_end(tmp_path):
     # a generic phrase that also titles no page written as a name links nothing
     other = retriever.query("What is the place of birth of the leader of France?", RetrievalParams(top_k=5))
     assert all(e.surface.lower() != "place of birth" for e in other.query_entities if e.entity)
+
+
+def test_a_page_titled_with_the_name_and_a_qualifier_counts_as_named():
+    """"IN what year were both Franz Ferdinand and Sunrise Avenue formed?": the band's page is
+    titled "Franz Ferdinand (band)"; the best-scored page so titled counts as question-named, the
+    others of that name do not, and neither does one whose name the question does not seed."""
+    entities = {"Franz Ferdinand": 1, "Sunrise Avenue": 2, "Robert Palmer": 3, "Clues": 4,
+                "Franz Ferdinand (band)": 11, "Franz Ferdinand (archduke)": 12, "Robert Palmer (singer)": 13,
+                "Clues (Robert Palmer album)": 14, "Sunrise Avenue (film)": 15}
+    lookup = {normalize_entity(k): v for k, v in entities.items()}
+    titles = ["Sunrise Avenue", "Late Night Tales: Franz Ferdinand", "Franz Ferdinand (band)",
+              "Franz Ferdinand (archduke)", "Sunrise Avenue (film)", "Clues (Robert Palmer album)",
+              "Robert Palmer (singer)"]
+    names = name_entities(titles, lookup)
+    assert names.tolist() == [2, -1, 11, 12, 15, 14, 13]
+    level = {1: 1, 2: 1, 3: 2}                   # Robert Palmer only reached (level 2), not asked
+    levels = lambda ents: np.array([level.get(int(e), 0) for e in ents])
+    asked = {2}                                  # "Sunrise Avenue" itself is a candidate the question names
+    assert qualified_asked(titles, names, asked, lookup, lambda k: k, levels) == {11}
+    level[3] = 1                                 # once the question names Robert Palmer, his page counts
+    assert qualified_asked(titles, names, asked, lookup, lambda k: k, levels) == {11, 13}
+    level[4] = 1                                 # a title counts by its own name only: "Clues"
+    assert qualified_asked(titles, names, asked, lookup, lambda k: k, levels) == {11, 13, 14}
+    assert qualified_asked(titles, names, set(), lookup, lambda k: k, levels) == {11, 13, 14, 15}
+    assert qualified_asked(["Sunrise Avenue"], names[:1], asked, lookup, lambda k: k, levels) == set()
+
+
+def test_a_comparison_keeps_its_second_subject_second_when_its_title_has_a_qualifier(sample_retriever):
+    """"Are Oliver Drake and John Anderson of the same nationality?": both pages carry a
+    qualifier ("Oliver Drake (filmmaker)"). With whole titles only, a film that John Anderson's
+    page names took rank 2 and pushed the filmmaker to 4; counted as question-named, he keeps
+    rank 2 and the film follows."""
+    q = "Are Oliver Drake and John Anderson of the same nationality?"
+    best = sample_retriever.query(q, RetrievalParams(top_k=5)).passages
+    none = sample_retriever.query(q, RetrievalParams(top_k=5, asked_qualified="none")).passages
+    assert [p.title for p in best[:2]] == ["John Anderson (musician)", "Oliver Drake (filmmaker)"]
+    assert [p.title for p in none].index("Oliver Drake (filmmaker)") >= 2

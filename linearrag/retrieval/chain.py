@@ -15,7 +15,7 @@ paragraphs that repeat it. When no remaining passage has a whole title named abo
 Indiana (``parts``, :func:`title_parts`; the three- and four-hop chains of MuSiQue are built
 from such pages), when that page looks a little like the question too
 (:func:`parts_like_the_question`). A passage whose title the question itself names (``asked``: a comparison's
-second subject) counts as named: it keeps its place when it outscores every passage named above
+second subject; or its title's name, a qualifier aside: :func:`qualified_asked`) counts as named: it keeps its place when it outscores every passage named above
 (``asked_first``), instead of waiting behind a page the first subject names. From the third
 position on, a position no link decides weighs what a passage adds to those placed above
 (``cover``, :mod:`cover`) against its score rank.
@@ -195,6 +195,30 @@ def titles_a_page(entity: int, key: str, by_entity, title_of, canonical, most: i
     indptr, indices = by_entity
     return any(canonical(normalize_entity(_before_qualifier(title_of(int(r))))) == key
                for r in indices[indptr[entity]:min(indptr[entity + 1], indptr[entity] + most)])
+
+
+def qualified_asked(titles: Sequence[str], names: np.ndarray, asked: set[int], lookup, canonical, level) -> set[int]:
+    """The title entities of the candidates the question names by their title's name, a qualifier
+    aside: "Franz Ferdinand (band)" when the question names Franz Ferdinand (its entity is a seed,
+    ``level(entities)`` == 1) — per name the best-scored such candidate only (``titles`` are in
+    score order), and none when a candidate titled with the name alone is already ``asked``: a
+    name the question writes is one subject, and the page its name alone titles is that subject.
+    ``names[i]``: the title entity of candidate i (−1: none)."""
+    held = [i for i, t in enumerate(titles) if names[i] >= 0 and " (" in t]
+    if not held:
+        return set()
+    bare = name_entities([_before_qualifier(titles[i]) for i in held], lookup, canonical)
+    known = [j for j, b in enumerate(bare.tolist()) if b >= 0]
+    if not known:
+        return set()
+    levels = np.asarray(level(bare[known])).tolist()
+    seen, out = set(asked), set()
+    for j, lv in zip(known, levels):
+        name = int(bare[j])
+        if lv == 1 and name not in seen:
+            seen.add(name)
+            out.add(int(names[held[j]]))
+    return out
 
 
 def _before_qualifier(title: str) -> str:

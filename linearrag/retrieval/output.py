@@ -11,7 +11,8 @@ from ..errors import IndexFormatError
 from ..lang.code import name_suffixes
 from ..normalize import normalize_entity, singular_key
 from ..passage import HEADING_SEPARATOR
-from .chain import TitleMentions, linked_order, name_entities, named_pages, parts_like_the_question, title_parts
+from .chain import (TitleMentions, linked_order, name_entities, named_pages, parts_like_the_question,
+                    qualified_asked, title_parts)
 from .cover import COVER_FROM, Coverage, bridge_entities
 from .params import RetrievalParams
 from .results import ActivatedEntity, PassageHit
@@ -108,6 +109,9 @@ class Output:
             # the candidates whose title the question names: their title entity is a seed (level 1)
             own = names[names >= 0]
             asked = set(own[activation.lookup(own)[1] == 1].tolist()) if own.size else set()
+            if params.asked_qualified == "best":
+                asked |= qualified_asked(titles, names, asked, self.entity_lookup, self.canonical,
+                                         lambda ents: activation.lookup(ents)[1])
         if params.link_parts == "on" and self.whole_words:
             # only entities the walk reached beyond the question (level ≥ 2) link a title part;
             # a candidate whose title the question names (a seed, level 1) keeps its place

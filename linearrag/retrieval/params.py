@@ -26,6 +26,7 @@ Search = Literal["auto", "exact", "ann"]
 TermEvidence = Literal["off", "documents", "on"]
 LinkParts = Literal["off", "on"]
 LinkAsked = Literal["linked", "score"]
+AskedQualified = Literal["none", "best"]
 
 MODES: tuple[str, ...] = typing.get_args(Mode)
 # search=auto takes the scalable (ANN) path from this many passages up (docs/scale.md).
@@ -191,6 +192,11 @@ class RetrievalParams:
         "score", "selection", 'in linked selection, a passage whose title the question names (a comparison\'s '
         'second subject): "score": it keeps its place when it scores higher than every passage a passage above '
         'names; "linked": passages named above come first')
+    asked_qualified: AskedQualified = _param(
+        "best", "selection", 'in linked selection, a page titled with a name the question names plus a qualifier '
+        '("Franz Ferdinand (band)" for "…Franz Ferdinand and Sunrise Avenue…") counts as a title the question names '
+        '(link_asked): "best": the best-scored such page of each name, when no candidate is titled with the name '
+        'alone; "none": whole titles only')
     cover_weight: float = _param(
         2.0, "selection", "in linked selection, from the third position on, a position no link decides goes to the "
         "remaining passage with the best 1 / (rank by score) + cover_weight × the idf-weighted share of the "
