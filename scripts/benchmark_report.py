@@ -218,13 +218,21 @@ def _halves_section(names: list[str], halves_rows: dict) -> list[str]:
                           for k, v in kept.items())
         lines += ["", f"Sweep `docs/{name}`: chosen on half A "
                   + ", ".join(f"`{k}={v}`" for k, v in sweep["chosen"].items()) + departs
-                  + "; score per set = mean of R@2, R@5 and AllGold@5 (docs: FactRecall@3, FactRecall@5 and AllFacts@5):", "",
+                  + "; score per set = mean of R@2, R@5 and AllGold@5 (docs: FactRecall@3, FactRecall@5 and AllFacts@5)"
+                  + "; a row \"tried\" is another setting the sweep measured on half A (its `trace`):", "",
                   "| | " + " | ".join(sweep["chosen_scores"]["A"]) + " |",
                   "|---|" + "---|" * len(sweep["chosen_scores"]["A"])]
         for label, key in (("defaults before the sweep", "defaults_now_scores"), ("chosen", "chosen_scores")):
             for h in "AB":
                 lines.append(f"| {label}, half {h} | " + " | ".join(
                     f"{v:.1f}" for v in sweep[key][h].values()) + " |")
+        # every other setting the sweep measured (half A only: the tuning half), so that a sweep run
+        # after its pick became the default still shows what it was chosen against
+        for step in sweep.get("trace", []):
+            tried = step.get("params") or {step["param"]: step["value"]}   # older sweeps: one param
+            if tried != sweep["chosen"]:
+                lines.append("| tried " + ", ".join(f"`{k}={v}`" for k, v in tried.items()) + ", half A | "
+                             + " | ".join(f"{step['A'][n]:.1f}" for n in sweep["chosen_scores"]["A"]) + " |")
     lines.append("")
     return lines
 
