@@ -14,9 +14,10 @@ paragraphs that repeat it. When no remaining passage has a whole title named abo
 *name* may hold what a placed passage names: "Alcohol laws of Indiana" after a page naming
 Indiana (``parts``, :func:`title_parts`; the three- and four-hop chains of MuSiQue are built
 from such pages), when that page looks a little like the question too
-(:func:`parts_like_the_question`). A passage whose title the question itself names (``asked``: a comparison's
-second subject; or its title's name, a qualifier aside: :func:`qualified_asked`) counts as named: it keeps its place when it outscores every passage named above
-(``asked_first``), instead of waiting behind a page the first subject names. From the third
+(:func:`parts_like_the_question`). A passage whose title the question itself names
+(``asked``: a comparison's second subject; or its title's name, a qualifier aside:
+:func:`qualified_asked`) counts as named: it keeps its place when it outscores every passage
+named above (``asked_first``), instead of waiting behind a page the first subject names. From the third
 position on, a position no link decides weighs what a passage adds to those placed above
 (``cover``, :mod:`cover`) against its score rank.
 
