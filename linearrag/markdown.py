@@ -6,7 +6,8 @@ What the engine sees of a Markdown file:
   each section's passages carry the heading path as their title ("Smart Pointers ›
   Reference Cycles"). The document title is the first ``#`` heading, else the file name.
 * **Clean prose**: link targets, images, HTML comments and tags, reference-link
-  definitions, heading anchors (``{ #id }``), include directives (``{* file *}``) and
+  definitions, footnote markers (``[^1]``; a footnote's own text is a paragraph where it is
+  written), heading anchors (``{ #id }``), include directives (``{* file *}``) and
   admonition markers (``/// tip``, ``!!! note``) are removed; the visible link text stays.
   This cleaned text is the passage text returned to users.
 * **Front matter** (a ``---`` YAML block on the first line) is no text; its ``title:`` names a
@@ -42,6 +43,8 @@ _LINK = re.compile(r"\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]\((?:[^()\s]|\([^()]
 _REF_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\]]*\]")
 _WIKI_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
 _REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+.*$")
+_FOOTNOTE_DEF = re.compile(r"^\s{0,3}\[\^[^\]\s]+\]:\s*(.*)$")   # "[^1]: The note's text."
+_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\](?!:)")
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]+>")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
 _ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*)$")
@@ -192,7 +195,13 @@ class _Reader:
             self.flush()
             self.pending.append(anchor_key(_HTML_ANCHOR.match(line).group(1)))
             return
-        if (not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line) or _BOOK_INCLUDE.match(line)
+        note = _FOOTNOTE_DEF.match(line)
+        if note:                       # a footnote is text of its own: a paragraph, its marker dropped
+            self.flush()
+            line = note.group(1)
+            if not line.strip():
+                return
+        elif (not line.strip() or _ADMONITION.match(line) or _REF_DEF.match(line) or _BOOK_INCLUDE.match(line)
                 or _THEMATIC.match(line) or _SETEXT.match(line)):   # a rule ("***", "---"): no text
             self.flush()
             return
@@ -238,7 +247,7 @@ def reference_targets(text: str) -> dict[str, str]:
             fence = m.group(1)
             continue
         d = _REF_TARGET.match(line)
-        if d:
+        if d and not d.group(1).startswith("^"):   # "[^1]: text" is a footnote, no link target
             out.setdefault(_label(d.group(1)), d.group(2))
     return out
 
@@ -302,6 +311,7 @@ def clean_inline(text: str) -> str:
 
     text = _INLINE_CODE.sub(hide, text)
     text = _IMAGE.sub("", text)
+    text = _FOOTNOTE_REF.sub("", text)
     text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
     for _ in range(2):   # a link inside a link's text
         text = _LINK.sub(r"\1", text)

@@ -6,7 +6,10 @@ into passages and entities ("ref", "--some-option <target-label>"), and an admon
 read as a code block. The same rules as for reStructuredText (``rst.py``) apply: roles become
 their text (code-like ones in backticks, ``{doc}`` a link), admonitions and version notes stay
 as text, code directives stay code, ``eval-rst`` is read as reStructuredText,
-``toctree``/``index``/``auto*``/``include`` and the like are dropped, comments removed. A
+``toctree``/``index``/``auto*``/``include`` and the like are dropped, comments and MyST-NB cell
+breaks (``+++``) removed, a figure's caption kept, a ``list-table``/``csv-table`` read as rows
+("a | b"), ``{numref}``/``{eq}`` labels dropped and ``{{ name }}`` substitutions read as their
+name (the value lies elsewhere, and a passage's words must be on its lines). A
 target above a heading becomes the heading's explicit id (``## Title {#label}``) and
 ``{ref}`label``` a link to it; other targets are removed. A file without MyST syntax is
 returned unchanged.
@@ -17,10 +20,11 @@ from __future__ import annotations
 import re
 import textwrap
 
-from .rst import CODE_DIRECTIVES, CODE_ROLES, DROP_DIRECTIVES, VERSION_DIRECTIVES, read_rst, role_text
+from .rst import CODE_DIRECTIVES, CODE_ROLES, DROP_DIRECTIVES, VERSION_DIRECTIVES, csv_rows, read_rst, role_text
 
-# A role, or an inline code span (whose text is kept: "`/items/{item_id}`" holds no role).
-_ROLE_OR_CODE = re.compile(r"(?<![\w/])\{([A-Za-z][\w:+-]*)\}`([^`]+)`|`[^`\n]+`")
+# A role, or an inline code span (whose text is kept: "`/items/{item_id}`" holds no role), or a
+# substitution ("{{ project }}": its name, as reStructuredText's |name| reads; the value is elsewhere).
+_ROLE_OR_CODE = re.compile(r"(?<![\w/])\{([A-Za-z][\w:+-]*)\}`([^`]+)`|`[^`\n]+`|\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}")
 _DIRECTIVE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{([A-Za-z][\w:+-]*)\}\s*(.*)$")
 _TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
 _COMMENT = re.compile(r"^\s*%(\s|$)")
@@ -28,7 +32,13 @@ _ATX = re.compile(r"^\s{0,3}#{1,6}\s")
 _HAS_ID = re.compile(r"\{\s*#[^}]*\}\s*$")
 _OPTION = re.compile(r"^\s*:[\w-]+:(\s.*)?$")
 _MYST_BLOCK = re.compile(r"^\s*(`{3,}|:{3,})\{[A-Za-z]|^\s*\([^()\s]+\)=\s*$", re.M)
+_CELL_BREAK = re.compile(r"^\+\+\+(\s.*)?$")   # MyST-NB: a notebook cell boundary, with its metadata
+_MATH_LABEL = re.compile(r"^(\s*\$\$)\s*\([^()\s]+\)\s*$")   # "$$ (label)": the equation's label
+_ROW = re.compile(r"^(\s*)[*-]\s+-\s*(.*)$")   # a list-table row: "* - first cell"
+_CELL = re.compile(r"^(\s*)-\s*(.*)$")
 _DROP_MORE = {"tableofcontents", "contents", "bibliography", "mermaid"}
+# Directives whose argument is a title (a tab, a drop-down, a card), not a signature.
+_TITLED = {"tab-item", "tab", "dropdown", "card", "grid-item-card", "topic", "sidebar", "margin", "rubric", "aside"}
 _TITLES = {"note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
            "caution": "Caution", "attention": "Attention", "danger": "Danger", "error": "Error",
            "seealso": "See also", "todo": "To do"}
@@ -65,7 +75,7 @@ def _lines(lines: list[str]) -> list[str]:
                 lines[nxt] = f"{lines[nxt].rstrip()} {{#{_TARGET.match(line).group(1)}}}"
             i += 1
             continue
-        if _COMMENT.match(line):
+        if _COMMENT.match(line) or _CELL_BREAK.match(line):
             i += 1
             continue
         if line.lstrip().startswith(("```", "~~~")):   # an ordinary code fence: copied as it is
@@ -73,7 +83,7 @@ def _lines(lines: list[str]) -> list[str]:
             out.extend(lines[i:end + 1])
             i = end + 1
             continue
-        out.append(_ROLE_OR_CODE.sub(_role, line))
+        out.append(_ROLE_OR_CODE.sub(_role, _MATH_LABEL.sub(r"\1", line)))
         i += 1
     return out
 
@@ -91,6 +101,11 @@ def _closing(lines: list[str], start: int, fence: str) -> int:
 def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
     while body and _OPTION.match(body[0]):   # ":key: value" options first
         body = body[1:]
+    if name == "figure":   # the image is no text; its caption and legend are
+        return ["", *_lines(body), ""]
+    if name in ("list-table", "csv-table"):
+        rows = _list_table(body) if name == "list-table" else [_ROLE_OR_CODE.sub(_role, r) for r in csv_rows(body)]
+        return ["", *([f"{indent}{args}", ""] if args else []), *(x for row in rows for x in (f"{indent}{row}", ""))]
     if name in DROP_DIRECTIVES or name in _DROP_MORE or name.startswith("auto"):
         return []
     if name == "glossary":
@@ -104,6 +119,8 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
         head = f"{VERSION_DIRECTIVES[name]} {version}.".strip() + (f" {rest.strip()}" if rest.strip() else "")
     elif name == "admonition":
         head = f"{args}:" if args else ""
+    elif name in _TITLED:
+        head = f"{args}:" if args else ""
     elif name in _TITLES:
         head = f"{_TITLES[name]}" + (f" ({args})" if args else "") + ":"
     else:
@@ -116,6 +133,21 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
         inner.insert(0, f"{indent}{head}")
         inner.insert(1, "")
     return ["", *inner, ""]
+
+
+def _list_table(body: list[str]) -> list[str]:
+    """A ``list-table``'s rows ("* - a" then "  - b": one row, two cells) as "a | b", as
+    reStructuredText tables read; a cell's further lines join it."""
+    rows: list[list[str]] = []
+    for line in body:
+        row, cell = _ROW.match(line), _CELL.match(line)
+        if row:
+            rows.append([row.group(2).strip()])
+        elif cell and rows:
+            rows[-1].append(cell.group(2).strip())
+        elif line.strip() and rows:
+            rows[-1][-1] = f"{rows[-1][-1]} {line.strip()}".strip()
+    return [" | ".join(_ROLE_OR_CODE.sub(_role, c) for c in cells) for cells in rows if any(cells)]
 
 
 def _eval_rst(body: list[str], indent: str) -> list[str]:
@@ -152,10 +184,14 @@ def _glossary(body: list[str], indent: str) -> list[str]:
 
 
 def _role(m: re.Match) -> str:
+    if m.group(3) is not None:   # a substitution: its name
+        return m.group(3)
     if m.group(1) is None:   # an inline code span: as it is
         return m.group(0)
     role, raw = m.group(1).split(":")[-1].lower(), m.group(2)
     shown, target = role_text(raw)
+    if role in ("numref", "eq"):   # a number Sphinx fills in: the title given, else nothing (a label is no text)
+        return " ".join(re.sub(r"%s|\{(?:number|name)\}", "", shown).split()) if shown != target else ""
     if role == "doc" and target:
         return f"[{shown}]({target})"
     if role == "ref" and target:   # a label; the corpus loader finds the heading it names

@@ -13,6 +13,8 @@ What the engine sees of a ``.rst`` file:
   title) is kept as an anchor of its section, so the corpus loader can resolve the link. A
   glossary entry's term and a ``:term:`` role are both written as code: one entity joins the
   passages that use a term to the passage that defines it.
+* **Figures and CSV tables**: a figure's caption and legend are text (its image is not); an
+  inline ``csv-table`` reads as rows ("a | b").
 * **Dropped**: ``toctree``, ``index``, ``auto*`` (they document code not in the folder),
   ``include``/``literalinclude``/``raw`` (never read other files), comments, targets,
   substitution definitions and docutils' own error messages. A substitution (``|XHR|``) reads
@@ -27,6 +29,7 @@ error and nothing is printed.
 from __future__ import annotations
 
 import contextlib
+import csv
 import re
 
 from docutils import nodes
@@ -69,6 +72,12 @@ def role_text(text: str) -> tuple[str, str | None]:
     return target, target
 
 
+def csv_rows(lines) -> list[str]:
+    """The rows of an inline CSV table as "a | b", as other tables read (its options already apart)."""
+    text = [line.strip() for line in lines if line.strip()]
+    return [" | ".join(c.strip() for c in cells) for cells in csv.reader(text, skipinitialspace=True) if any(cells)]
+
+
 def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     shown, target = role_text(text)
     role = name.split(":")[-1].lower()
@@ -102,6 +111,12 @@ class _Generic(Directive):
 
     def run(self):
         name = self.name.split(":")[-1].lower()
+        if name == "figure":   # the image is no text; its caption and legend are
+            container = nodes.container()
+            self.state.nested_parse(self.content, self.content_offset, container)
+            return [container]
+        if name == "csv-table":   # an inline table (one read from a file has no content: nothing)
+            return [nodes.paragraph(row, row) for row in csv_rows(self.content)]
         if name in DROP_DIRECTIVES or name.startswith("auto"):
             return []
         if name in CODE_DIRECTIVES:

@@ -6,6 +6,7 @@ import textwrap
 
 from linearrag.corpus import load_corpus
 from linearrag.inventory import Inventory
+from linearrag.lines import words_held
 from linearrag.rst import read_rst, role_text
 
 from .conftest import terms_graph
@@ -260,3 +261,122 @@ def test_myst_eval_rst_is_read_as_restructuredtext(tmp_path):
     guide = [p for p in load_corpus(tmp_path) if p.id.startswith("guide.md")]
     assert [p.text for p in guide] == ["See the tools and `flask.Flask.run`.\nNote: Keep it.\napp.run()\nAfter."]
     assert guide[0].links == (("the tools", "Error Logging Tools"),)
+
+
+MYST_BOOK = textwrap.dedent("""\
+    ---
+    myst:
+      substitutions:
+        project: Frobnicator
+    ---
+    # Getting started
+
+    Welcome to {{ project }}; the template writes `{{ user.name }}`.[^pip]
+
+    [^pip]: Or install it with conda.
+        The channel is conda-forge.
+
+    +++ {"slideshow": {"slide_type": "slide"}}
+
+    ```{figure} arch.png
+    :name: fig-arch
+
+    The architecture of the frobnicator.
+    ```
+
+    See {numref}`fig-arch`, {numref}`Figure %s <fig-arch>` and {eq}`pythagoras`.
+
+    $$
+    a^2 + b^2 = c^2
+    $$ (pythagoras)
+
+    ```{list-table} Options
+    :header-rows: 1
+
+    * - Option
+      - Meaning
+    * - `--fast`
+      - Go fast, even
+        on battery
+    ```
+
+    ```{csv-table} Speeds
+    :header: "Mode", "Speed"
+
+    "slow", 1
+    "fast", 10
+    ```
+
+    ````{tab-set}
+    ```{tab-item} Linux
+    Install with apt.
+    ```
+    ```{tab-item} macOS
+    Install with brew.
+    ```
+    ````
+    """)
+
+
+def test_myst_book_markup_reads_as_text(tmp_path):
+    """What Jupyter Book and MyST-NB pages add: substitutions read as their name, footnotes
+    as text of their own, cell breaks dropped, a figure's caption kept (not its image),
+    list and CSV tables as rows, tab titles as titles, figure and equation numbers dropped."""
+    from linearrag.markdown import read_sections
+    from linearrag.myst import to_markdown
+
+    (section,) = read_sections(to_markdown(MYST_BOOK), "f")
+    text = section.paragraphs
+    assert text[0] == "Welcome to project; the template writes `{{ user.name }}`."   # code keeps its braces
+    assert "Or install it with conda. The channel is conda-forge." in text
+    assert "The architecture of the frobnicator." in text
+    assert "See , Figure and ." in text   # labels are no words; the titled reference keeps its title
+    assert "Option | Meaning" in text and "`--fast` | Go fast, even on battery" in text
+    assert "Mode | Speed" not in text and "slow | 1" in text and "fast | 10" in text
+    assert "Options" in text and "Speeds" in text
+    assert "Linux: Install with apt." in text and "macOS: Install with brew." in text
+    joined = " ".join(text)
+    for debris in ("+++", "slide_type", "[^pip]", "arch.png", "fig-arch", "(pythagoras)", "* -", "header-rows"):
+        assert debris not in joined, debris
+    (tmp_path / "book.md").write_text(MYST_BOOK)
+    (passage,) = load_corpus(tmp_path)
+    assert passage.cite is not None and passage.cite.lines
+    assert words_held(passage.text, MYST_BOOK.split("\n"), *passage.cite.lines) == []   # its words are on its lines
+
+
+def test_markdown_footnotes_keep_their_text():
+    """A footnote's marker is no text; its definition is a paragraph where it is written (it was
+    dropped with the reference-link definitions), and a ``[^x]`` in code stays."""
+    from linearrag.markdown import read_sections, reference_targets
+
+    doc = "# Notes\n\nBorrowing rules apply.[^1] Use `a[^1]` in code.\n\n[^1]: Unless the value is `Copy`.\n"
+    (section,) = read_sections(doc, "f")
+    assert section.paragraphs == ["Borrowing rules apply. Use `a[^1]` in code.", "Unless the value is `Copy`."]
+    assert reference_targets(doc) == {}
+
+
+def test_rst_figure_captions_and_inline_csv_tables_are_text(tmp_path):
+    """A figure's caption and legend are prose (its image path is not); an inline CSV table reads
+    as rows, like the other tables."""
+    doc = textwrap.dedent("""\
+        Architecture
+        ============
+
+        .. figure:: arch.png
+           :alt: boxes
+
+           The request flows through the middleware.
+
+        .. csv-table:: Speeds
+           :header: "Mode", "Speed"
+
+           "slow", 1
+           "fast, really", 10
+        """)
+    (section,) = read_rst(doc, "f")
+    assert "The request flows through the middleware." in section.paragraphs
+    assert "slow | 1" in section.paragraphs and "fast, really | 10" in section.paragraphs
+    assert "arch.png" not in " ".join(section.paragraphs)
+    (tmp_path / "arch.rst").write_text(doc)
+    (passage,) = load_corpus(tmp_path)
+    assert words_held(passage.text, doc.split("\n"), *passage.cite.lines) == []
