@@ -2,7 +2,7 @@
 
 Accepted inputs (see README, "Input formats"):
 
-* a directory: every ``.txt``, ``.md``/``.mdx``, ``.rst``, ``.ipynb``, ``.html`` and ``.pdf``
+* a directory: every ``.txt``, ``.md``/``.mdx``/``.qmd``/``.Rmd``, ``.rst``, ``.ipynb``, ``.html`` and ``.pdf``
   file below it (recursive, sorted). Text files are split on blank lines and merged up to
   ``max_chars`` characters (id ``relpath#n``, title the relative path); Markdown (MyST, MDX),
   reStructuredText, notebooks and HTML are cut at headings first (title the heading path, see
@@ -42,10 +42,10 @@ from .textsplit import split_text
 
 log = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".mdx")
+TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".qmd", ".rmd", ".mdx")
 RST_SUFFIXES = (".rst", ".rest")
 NOTEBOOK_SUFFIX = ".ipynb"
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd")   # Quarto and R Markdown books are Markdown
 MDX_SUFFIX = ".mdx"
 HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIX = ".pdf"
@@ -88,7 +88,7 @@ def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
     elif path.suffix.lower() in DOCUMENT_SUFFIXES:
         passages = _read_document(path, path.name, max_chars, limit)
     else:
-        raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.mdx/.rst/.ipynb/.html/.pdf "
+        raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.mdx/.qmd/.rst/.ipynb/.html/.pdf "
                           "files, a .jsonl or a .json file")
     if not passages and allow_empty and path.is_dir():
         return []

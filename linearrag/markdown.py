@@ -6,7 +6,12 @@ What the engine sees of a Markdown file:
   each section's passages carry the heading path as their title ("Smart Pointers ›
   Reference Cycles"). The document title is the first ``#`` heading, else the file name.
 * **Clean prose**: link targets, images, HTML comments and tags, reference-link
-  definitions, footnote markers (``[^1]``; a footnote's own text is a paragraph where it is
+  definitions, block markers (MkDocs ``!!! note``, Pandoc/Quarto ``::: {.callout-note}``,
+  Docusaurus ``:::tip``; a content tab ``=== "Linux"`` or a GitHub alert ``> [!NOTE]`` heads
+  its text: "Linux: …"), blockquote ``>`` and task-list ``[x]`` marks, Pandoc citations
+  (``[@key]``) and Quarto cross-references (``@fig-x``), Hugo shortcodes (``{{< … >}}``),
+  mkdocstrings blocks (``::: pkg.Class`` and its options: API reference generated from code not
+  in the folder, as Sphinx's ``auto*``), footnote markers (``[^1]``; a footnote's own text is a paragraph where it is
   written), heading anchors (``{ #id }``), include directives (``{* file *}``) and
   admonition markers (``/// tip``, ``!!! note``) are removed; the visible link text stays.
   This cleaned text is the passage text returned to users.
@@ -47,7 +52,19 @@ _FOOTNOTE_DEF = re.compile(r"^\s{0,3}\[\^[^\]\s]+\]:\s*(.*)$")   # "[^1]: The no
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\](?!:)")
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]+>")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
-_ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*)$")
+# Block markers with no text of their own: "/// tip", "!!! note", "??? info" (MkDocs), "::: {.callout-note}",
+# ":::tip" and a closing ":::" (Pandoc and Quarto fenced divs, Docusaurus admonitions).
+_ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*|:{3,}.*)$")
+_AUTODOC = re.compile(r"^:::\s+[A-Za-z_][\w.:]*\s*$")   # mkdocstrings: "::: pkg.Class", its options indented below
+_TAB = re.compile(r'^\s*={3}[+!]?\s+"([^"]*)"\s*$')          # MkDocs content tab: === "Linux"
+_QUOTE = re.compile(r"^(\s{0,3}>)+\s?")                      # blockquote markers
+_ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)   # GitHub alert
+_TASK = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[ xX]\]\s+")  # "- [x] done": the box is no text
+# Pandoc/Quarto citations ("[@wickham2017]", "[see @a; @b, p. 3]") and cross-references ("@fig-plot"),
+# Hugo shortcodes ("{{< figure ... >}}", "{{% notice %}}"): markup, no words.
+_CITATION = re.compile(r"\[(?:[^\[\]@]*\s)?-?@[A-Za-z0-9_][^\[\]]*\](?!\()")
+_CROSS_REF = re.compile(r"(?<![\w@.])@(?:fig|tbl|sec|eq|lst|thm|lem|cor|prp|cnj|def|exm|exr|sol|rem|alg)-[\w-]+")
+_SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
@@ -154,6 +171,8 @@ class _Reader:
         self.fence: str | None = None
         self.code: list[str] = []
         self.pending: list[str] = []             # "<a id>" anchors waiting for the heading below them
+        self.prefix = ""                         # a tab's or an alert's title, for the paragraph below it
+        self.autodoc = False                     # inside an mkdocstrings block (its indented options)
 
     def flush(self) -> None:
         if self.para:
@@ -195,6 +214,27 @@ class _Reader:
             self.flush()
             self.pending.append(anchor_key(_HTML_ANCHOR.match(line).group(1)))
             return
+        if self.autodoc and (not line.strip() or line[:1].isspace()):
+            return
+        self.autodoc = False
+        if _AUTODOC.match(line):       # API reference generated from code not in the folder, as Sphinx's auto*
+            self.flush()
+            self.autodoc = True
+            return
+        tab = _TAB.match(line)
+        if tab:                        # a content tab's title heads its text: "Linux: Install with apt."
+            self.flush()
+            self.prefix = f"{tab.group(1).strip()}:" if tab.group(1).strip() else ""
+            return
+        quote = _QUOTE.match(line)
+        if quote:                      # "> text": the text; "> [!NOTE]" (a GitHub alert) heads it
+            line = line[quote.end():]
+            alert = _ALERT.match(line)
+            if alert:
+                self.flush()
+                self.prefix = f"{alert.group(1).capitalize()}:"
+                line = line[alert.end():]
+        line = _TASK.sub(r"\1", line)
         note = _FOOTNOTE_DEF.match(line)
         if note:                       # a footnote is text of its own: a paragraph, its marker dropped
             self.flush()
@@ -218,6 +258,8 @@ class _Reader:
         if definition and self.para:   # "Term" over ": Definition" (a definition list): "Term: Definition"
             self.para[-1] = self.para[-1].rstrip().rstrip(":") + ":"
             line = definition.group(1)
+        if self.prefix and not self.para:
+            line, self.prefix = f"{self.prefix} {line.strip()}", ""
         self.para.append(line.strip())
 
     def heading(self, level: int, raw: str) -> None:
@@ -312,6 +354,7 @@ def clean_inline(text: str) -> str:
     text = _INLINE_CODE.sub(hide, text)
     text = _IMAGE.sub("", text)
     text = _FOOTNOTE_REF.sub("", text)
+    text = _SHORTCODE.sub("", _CROSS_REF.sub("", _CITATION.sub("", text)))
     text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
     for _ in range(2):   # a link inside a link's text
         text = _LINK.sub(r"\1", text)

@@ -36,7 +36,10 @@ _CELL_BREAK = re.compile(r"^\+\+\+(\s.*)?$")   # MyST-NB: a notebook cell bounda
 _MATH_LABEL = re.compile(r"^(\s*\$\$)\s*\([^()\s]+\)\s*$")   # "$$ (label)": the equation's label
 _ROW = re.compile(r"^(\s*)[*-]\s+-\s*(.*)$")   # a list-table row: "* - first cell"
 _CELL = re.compile(r"^(\s*)-\s*(.*)$")
-_DROP_MORE = {"tableofcontents", "contents", "bibliography", "mermaid"}
+_DROP_MORE = {"tableofcontents", "contents", "bibliography", "mermaid", "dot"}
+# Quarto and R Markdown code chunks (```{r}, ```{python}): code, whatever engine runs them.
+_CODE_CELLS = {"r", "python", "julia", "bash", "sh", "sql", "ojs", "js", "javascript", "stan", "rcpp", "octave",
+               "matlab", "scala", "perl", "ruby", "sas", "stata", "powershell", "zsh", "c", "cpp", "rust", "go"}
 # Directives whose argument is a title (a tab, a drop-down, a card), not a signature.
 _TITLED = {"tab-item", "tab", "dropdown", "card", "grid-item-card", "topic", "sidebar", "margin", "rubric", "aside"}
 _TITLES = {"note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
@@ -112,7 +115,7 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
         return _glossary(body, indent)
     if name in ("eval-rst", "eval-rest"):
         return _eval_rst(body, indent)
-    if name in CODE_DIRECTIVES or name == "code-cell":
+    if name in CODE_DIRECTIVES or name == "code-cell" or name in _CODE_CELLS:
         return [f"{indent}```{args.split()[0] if args else ''}", *body, f"{indent}```"]
     if name in VERSION_DIRECTIVES:
         version, _, rest = args.partition(" ")

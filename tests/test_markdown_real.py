@@ -234,3 +234,73 @@ def test_a_markdown_definition_list_reads_as_term_and_definition(tmp_path):
     (passage,) = load_corpus(tmp_path)
     assert passage.text == "`--reload`: Reload the server when code changes.\n`--port`: The port to bind."
     assert definition_keys(passage.text) == {"--reload", "--port"}
+
+
+QUARTO_PAGE = """\
+# Data import {#sec-import}
+
+::: {.callout-note}
+You need the `readr` package.
+:::
+
+:::tip
+Use `read_csv()` for comma files.
+:::
+
+```{r}
+#| label: fig-plot
+df <- read_csv("data.csv")
+```
+
+As shown in @fig-plot and [@wickham2017; see @grolemund2016, p. 3], it loads; mail me@example.org.
+
+{{< include _setup.qmd >}}
+{{% notice tip %}}
+Hugo notices hold text too.
+{{% /notice %}}
+
+=== "Linux"
+
+    Install with apt.
+
+> [!NOTE]
+> GitHub alerts look like this.
+
+> A quotation, then
+> its second line.
+
+- [x] done task
+- [ ] open task
+
+::: pkg.reader.Reader
+    options:
+      members:
+        - read
+
+The end.
+"""
+
+
+def test_book_and_site_markup_reads_as_text(tmp_path):
+    """What Quarto/R Markdown books, Pandoc, MkDocs (tabs, mkdocstrings), Hugo and GitHub write
+    around the prose: block markers, citations, cross-references and shortcodes are no words; a
+    tab's or an alert's title heads its text; a ```{r} chunk is code; an mkdocstrings block
+    (API reference generated from code not in the folder) is dropped like Sphinx's auto*; a
+    .qmd or .Rmd file is read as Markdown, every word on the lines it cites."""
+    from linearrag.corpus import load_corpus
+    from linearrag.lines import words_held
+
+    (tmp_path / "import.qmd").write_text(QUARTO_PAGE, encoding="utf-8")
+    (tmp_path / "same.Rmd").write_text(QUARTO_PAGE, encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    assert sorted(p.id for p in passages) == ["import.qmd#0", "same.Rmd#0"]
+    page = passages[0]
+    assert page.text.split("\n") == [
+        "You need the `readr` package.", "Use `read_csv()` for comma files.",
+        "#| label: fig-plot", 'df <- read_csv("data.csv")',
+        "As shown in and , it loads; mail me@example.org.", "Hugo notices hold text too.",
+        "Linux: Install with apt.", "Note: GitHub alerts look like this.", "A quotation, then its second line.",
+        "- done task - open task", "The end."]
+    assert words_held(page.text, QUARTO_PAGE.split("\n"), *page.cite.lines) == []
+    assert "df <- read_csv" not in page.ner_text and "package" in page.ner_text   # the chunk is code: no NER
+    assert not any(p.id.endswith("#1") for p in passages)   # the mkdocstrings block made no passage
