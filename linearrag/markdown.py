@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from .links import anchor_key
+from .mdmarks import AUTODOC, FOOTNOTE_DEF, TAB, TASK, inline_marks, unquoted
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -48,23 +49,11 @@ _LINK = re.compile(r"\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]\((?:[^()\s]|\([^()]
 _REF_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\]]*\]")
 _WIKI_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
 _REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+.*$")
-_FOOTNOTE_DEF = re.compile(r"^\s{0,3}\[\^[^\]\s]+\]:\s*(.*)$")   # "[^1]: The note's text."
-_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\](?!:)")
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]+>")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
 # Block markers with no text of their own: "/// tip", "!!! note", "??? info" (MkDocs), "::: {.callout-note}",
 # ":::tip" and a closing ":::" (Pandoc and Quarto fenced divs, Docusaurus admonitions).
 _ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*|:{3,}.*)$")
-_AUTODOC = re.compile(r"^:::\s+[A-Za-z_][\w.:]*\s*$")   # mkdocstrings: "::: pkg.Class", its options indented below
-_TAB = re.compile(r'^\s*={3}[+!]?\s+"([^"]*)"\s*$')          # MkDocs content tab: === "Linux"
-_QUOTE = re.compile(r"^(\s{0,3}>)+\s?")                      # blockquote markers
-_ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)   # GitHub alert
-_TASK = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[ xX]\]\s+")  # "- [x] done": the box is no text
-# Pandoc/Quarto citations ("[@wickham2017]", "[see @a; @b, p. 3]") and cross-references ("@fig-plot"),
-# Hugo shortcodes ("{{< figure ... >}}", "{{% notice %}}"): markup, no words.
-_CITATION = re.compile(r"\[(?:[^\[\]@]*\s)?-?@[A-Za-z0-9_][^\[\]]*\](?!\()")
-_CROSS_REF = re.compile(r"(?<![\w@.])@(?:fig|tbl|sec|eq|lst|thm|lem|cor|prp|cnj|def|exm|exr|sol|rem|alg)-[\w-]+")
-_SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
@@ -217,25 +206,21 @@ class _Reader:
         if self.autodoc and (not line.strip() or line[:1].isspace()):
             return
         self.autodoc = False
-        if _AUTODOC.match(line):       # API reference generated from code not in the folder, as Sphinx's auto*
+        if AUTODOC.match(line):        # API reference generated from code not in the folder, as Sphinx's auto*
             self.flush()
             self.autodoc = True
             return
-        tab = _TAB.match(line)
+        tab = TAB.match(line)
         if tab:                        # a content tab's title heads its text: "Linux: Install with apt."
             self.flush()
             self.prefix = f"{tab.group(1).strip()}:" if tab.group(1).strip() else ""
             return
-        quote = _QUOTE.match(line)
-        if quote:                      # "> text": the text; "> [!NOTE]" (a GitHub alert) heads it
-            line = line[quote.end():]
-            alert = _ALERT.match(line)
-            if alert:
-                self.flush()
-                self.prefix = f"{alert.group(1).capitalize()}:"
-                line = line[alert.end():]
-        line = _TASK.sub(r"\1", line)
-        note = _FOOTNOTE_DEF.match(line)
+        line, alert = unquoted(line)
+        if alert:                      # "> [!NOTE]" (a GitHub alert) heads the text below it
+            self.flush()
+            self.prefix = alert
+        line = TASK.sub(r"\1", line)
+        note = FOOTNOTE_DEF.match(line)
         if note:                       # a footnote is text of its own: a paragraph, its marker dropped
             self.flush()
             line = note.group(1)
@@ -353,8 +338,7 @@ def clean_inline(text: str) -> str:
 
     text = _INLINE_CODE.sub(hide, text)
     text = _IMAGE.sub("", text)
-    text = _FOOTNOTE_REF.sub("", text)
-    text = _SHORTCODE.sub("", _CROSS_REF.sub("", _CITATION.sub("", text)))
+    text = inline_marks(text)
     text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
     for _ in range(2):   # a link inside a link's text
         text = _LINK.sub(r"\1", text)
