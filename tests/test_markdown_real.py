@@ -304,3 +304,19 @@ def test_book_and_site_markup_reads_as_text(tmp_path):
     assert words_held(page.text, QUARTO_PAGE.split("\n"), *page.cite.lines) == []
     assert "df <- read_csv" not in page.ner_text and "package" in page.ner_text   # the chunk is code: no NER
     assert not any(p.id.endswith("#1") for p in passages)   # the mkdocstrings block made no passage
+
+
+def test_a_pipe_table_reads_as_rows(tmp_path):
+    """A Markdown table is one line per row ("a | b"), its header rule no text, and the citation
+    holds every row's words; a list stays one paragraph (items as lines of their own measured
+    lower on docs-fastapi, docs/method.md)."""
+    from linearrag.corpus import load_corpus
+    from linearrag.lines import words_held
+
+    doc = ("# Fields\n\nThe fields:\n\n| Parameter | Type |\n|:----------|-----:|\n| `title` | `str` |\n"
+           "| `version` | `str` |\n\n- first item\n- second item\n")
+    (tmp_path / "fields.md").write_text(doc, encoding="utf-8")
+    (passage,) = load_corpus(tmp_path)
+    assert passage.text.split("\n") == ["The fields:", "Parameter | Type", "`title` | `str`", "`version` | `str`",
+                                        "- first item - second item"]
+    assert words_held(passage.text, doc.split("\n"), *passage.cite.lines) == []
