@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from .links import anchor_key
-from .mdmarks import AUTODOC, FOOTNOTE_DEF, TAB, TASK, inline_marks, unquoted
+from .mdmarks import AUTODOC, FOOTNOTE_DEF, TAB, TASK, inline_marks, table_line, unquoted
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -56,8 +56,6 @@ _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
 _ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*|:{3,}.*)$")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
-_TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")                        # | a | b |
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _THEMATIC = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
 _TOC_ENTRY = re.compile(r"^(?:[-*+]|\d+\.)?\s*(?:[\d.]+\s+)?\[[^\]]*\]\([^)]*\)\s*$")
@@ -245,14 +243,12 @@ class _Reader:
         if definition and self.para:   # "Term" over ": Definition" (a definition list): "Term: Definition"
             self.para[-1] = self.para[-1].rstrip().rstrip(":") + ":"
             line = definition.group(1)
-        if _TABLE_RULE.match(line) and "|" in line:   # a table's header rule: no text
+        row = table_line(line)
+        if row is not None:            # a table row is a line of its own ("a | b"); its header rule no text
             self.flush()
-            return
-        row = _TABLE_ROW.match(line)
-        if row:                        # a table row is a line of its own: "a | b"
-            self.flush()
-            self.para.append(" | ".join(cell.strip() for cell in row.group(1).split("|")))
-            self.flush()
+            if row:
+                self.para.append(row)
+                self.flush()
             return
         if self.prefix and not self.para:
             line, self.prefix = f"{self.prefix} {line.strip()}", ""

@@ -1,6 +1,6 @@
 """Marks that site generators and books put around Markdown prose, read apart from it.
 
-Footnotes (``[^1]``), Pandoc citations (``[@key]``), Quarto cross-references (``@fig-x``), Hugo
+A pipe table reads one row per line ("a | b"). Footnotes (``[^1]``), Pandoc citations (``[@key]``), Quarto cross-references (``@fig-x``), Hugo
 shortcodes (``{{< … >}}``), blockquote ``>`` and task-list ``[x]`` marks carry no words of their
 own; a content tab's title (MkDocs ``=== "Linux"``) or a GitHub alert's kind (``> [!NOTE]``) heads
 the text below it; an mkdocstrings block (``::: pkg.Class`` and its indented options) documents
@@ -23,11 +23,21 @@ TASK = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[[ xX]\]\s+")  # "- [x] done": th
 _CITATION = re.compile(r"\[(?:[^\[\]@]*\s)?-?@[A-Za-z0-9_][^\[\]]*\](?!\()")
 _CROSS_REF = re.compile(r"(?<![\w@.])@(?:fig|tbl|sec|eq|lst|thm|lem|cor|prp|cnj|def|exm|exr|sol|rem|alg)-[\w-]+")
 _SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
+_TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")                        # | a | b |
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
 def inline_marks(text: str) -> str:
     """``text`` without footnote markers, citations, cross-references and shortcodes."""
     return _SHORTCODE.sub("", _CROSS_REF.sub("", _CITATION.sub("", _FOOTNOTE_REF.sub("", text))))
+
+
+def table_line(line: str) -> str | None:
+    """A pipe table's row as "a | b", "" for its header rule (no text), None for any other line."""
+    if "|" in line and _TABLE_RULE.match(line):
+        return ""
+    row = _TABLE_ROW.match(line)
+    return " | ".join(cell.strip() for cell in row.group(1).split("|")) if row else None
 
 
 def unquoted(line: str) -> tuple[str, str]:
