@@ -14,7 +14,9 @@ What the engine sees of a ``.rst`` file:
   glossary entry's term and a ``:term:`` role are both written as code: one entity joins the
   passages that use a term to the passage that defines it.
 * **Figures and CSV tables**: a figure's caption and legend are text (its image is not); an
-  inline ``csv-table`` reads as rows ("a | b").
+  inline ``csv-table`` reads as rows ("a | b"). A tab's, a card's or a drop-down's title heads
+  its text ("macOS/Linux:"); ``only`` and ``ifconfig`` keep their text (it is the page's, for
+  some builders).
 * **Dropped**: ``toctree``, ``index``, ``auto*`` (they document code not in the folder),
   ``include``/``literalinclude``/``raw`` (never read other files), comments, targets,
   substitution definitions and docutils' own error messages. A substitution (``|XHR|``) reads
@@ -42,8 +44,11 @@ from .markdown import Section
 
 DROP_DIRECTIVES = {"toctree", "index", "include", "literalinclude", "raw", "meta", "highlight", "currentmodule",
                     "module", "sectionauthor", "codeauthor", "moduleauthor", "default-role", "role", "tabularcolumns",
-                    "contents", "only", "ifconfig", "image", "figure", "default-domain", "testsetup", "testcleanup",
+                    "contents", "image", "figure", "default-domain", "testsetup", "testcleanup",
                     "autosummary", "graphviz", "digraph", "graph", "csv-table"}
+# Directives whose argument is a title (sphinx-tabs, sphinx-design), not a described object's signature.
+TITLED_CONTAINERS = {"tab", "group-tab", "code-tab", "tab-item", "dropdown", "card", "grid-item-card", "margin",
+                     "aside"}
 CODE_DIRECTIVES = {"code-block", "sourcecode", "code", "doctest", "testcode", "testoutput", "productionlist",
                     "parsed-literal", "literal-block", "prompt", "console"}
 VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
@@ -70,6 +75,12 @@ def role_text(text: str) -> tuple[str, str | None]:
         target = target[1:]
         return target.rsplit(".", 1)[-1], target
     return target, target
+
+
+def title_head(title: str) -> str:
+    """A tab's or a card's title as the head of its text: "macOS/Linux:", "Why a venv?" ("" for none)."""
+    title = title.strip()
+    return title if not title or title[-1] in ".?!:" else f"{title}:"
 
 
 def csv_rows(lines) -> list[str]:
@@ -130,7 +141,10 @@ class _Generic(Directive):
             if rest.strip():
                 inline, _ = self.state.inline_text(" ".join(rest.split()), self.lineno)
                 container += nodes.paragraph(rest, "", *inline)
-        elif name in ("glossary", "hlist", "tab", "tabs", "container", "rst-class", "centered", "card"):
+        elif name in TITLED_CONTAINERS:   # a tab's, a card's, a drop-down's title: words, not a signature
+            heading = title_head(heading)
+        elif name in ("glossary", "hlist", "tabs", "container", "rst-class", "centered", "only", "ifconfig",
+                      "tab-set", "grid"):
             heading = ""
             container["classes"].append(name)
         elif heading and ("(" in heading or name not in ("note", "warning", "tip", "seealso", "admonition",

@@ -380,3 +380,36 @@ def test_rst_figure_captions_and_inline_csv_tables_are_text(tmp_path):
     (tmp_path / "arch.rst").write_text(doc)
     (passage,) = load_corpus(tmp_path)
     assert words_held(passage.text, doc.split("\n"), *passage.cite.lines) == []
+
+
+def test_tab_titles_are_words_and_conditional_text_is_kept():
+    """A tab's or a drop-down's title heads its text as words ("macOS/Linux:"), not as code (an
+    identifier entity), and the text of ``only`` / ``ifconfig`` is the page's: kept, in
+    reStructuredText and in MyST alike."""
+    from linearrag.markdown import read_sections
+    from linearrag.myst import to_markdown
+
+    doc = textwrap.dedent("""\
+        Install
+        =======
+
+        .. tabs::
+
+           .. group-tab:: macOS/Linux
+
+              Use the system Python.
+
+        .. dropdown:: Why a virtualenv?
+
+           It keeps projects apart.
+
+        .. only:: html
+
+           The HTML build shows this text.
+        """)
+    (section,) = read_rst(doc, "f")
+    assert section.paragraphs == ["macOS/Linux:", "Use the system Python.", "Why a virtualenv?",
+                                  "It keeps projects apart.", "The HTML build shows this text."]
+    myst = "# Install\n\n```{only} html\nThe HTML build shows this text.\n```\n\n:::{dropdown} Why?\nIt keeps apart.\n:::\n"
+    (section,) = read_sections(to_markdown(myst), "f")
+    assert section.paragraphs == ["The HTML build shows this text.", "Why? It keeps apart."]
