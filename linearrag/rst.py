@@ -3,8 +3,8 @@
 What the engine sees of a ``.rst`` file:
 
 * **Sections** from docutils' document tree, with the title path as the passage title.
-* **Prose**: paragraphs, list items, definition lists ("term: definition"), table rows ("a |
-  b"), admonitions and version notes kept as text; Sphinx roles reduced to their text
+* **Prose**: paragraphs, list items, definition lists ("term: definition"), option lists
+  ("`-v`, `--verbose`: print more"), table rows ("a | b"), admonitions and version notes kept as text; Sphinx roles reduced to their text
   (``:ref:`Title <label>``` → "Title", ``:option:`--x``` → "`--x`", ``:func:`~a.b``` → "`b`"),
   code-like roles written in backticks so that they become candidate terms, as in Markdown.
 * **Code**: literal blocks, ``code-block``, ``doctest`` and the like are code paragraphs (BM25
@@ -234,6 +234,10 @@ def _block(node, section: Section) -> None:
             term = f"`{term.strip('`')}`"
         body = node.next_node(nodes.definition)
         _add_text(section, f"{term}: " if term else "", body)
+    elif isinstance(node, nodes.option_list_item):   # "-v, --verbose  print more": the options are terms
+        group = node.next_node(nodes.option_group)
+        options = ", ".join(f"`{o.astext()}`" for o in group.findall(nodes.option)) if group is not None else ""
+        _add_text(section, f"{options}: " if options else "", node.next_node(nodes.description))
     elif isinstance(node, nodes.field):
         name = node.next_node(nodes.field_name)
         _add_text(section, f"{name.astext()}: " if name is not None else "", node.next_node(nodes.field_body))
@@ -293,8 +297,8 @@ def _link_target(uri: str) -> str | None:
 
 def _inline(node) -> str:
     """The text of inline markup: literals in backticks (candidate terms), the rest as written."""
-    if isinstance(node, nodes.Text):
-        return str(node)
+    if isinstance(node, nodes.Text):   # "H\ :sub:`2`\ O": docutils keeps the escapes as NUL bytes
+        return nodes.unescape(str(node))
     if isinstance(node, nodes.literal):
         return f"`{node.astext()}`"
     if isinstance(node, (nodes.problematic, nodes.system_message, nodes.target, nodes.footnote_reference,

@@ -413,3 +413,21 @@ def test_tab_titles_are_words_and_conditional_text_is_kept():
     myst = "# Install\n\n```{only} html\nThe HTML build shows this text.\n```\n\n:::{dropdown} Why?\nIt keeps apart.\n:::\n"
     (section,) = read_sections(to_markdown(myst), "f")
     assert section.paragraphs == ["The HTML build shows this text.", "Why? It keeps apart."]
+
+
+def test_escaped_spaces_and_option_lists():
+    """docutils keeps backslash escapes as NUL bytes in its text nodes ("H\\ :sub:`2`\\ O"): none
+    reaches a passage. An option list keeps its options, as terms ("`-v`, `--verbose`: …")."""
+    doc = textwrap.dedent("""\
+        Tools
+        =====
+
+        Water is H\\ :sub:`2`\\ O and `url_value_preprocessor`\\ s run first.
+
+        -v, --verbose   print more
+        -q              print less
+        """)
+    (section,) = read_rst(doc, "f")
+    assert section.paragraphs == ["Water is H2O and url_value_preprocessors run first.",
+                                  "`-v`, `--verbose`: print more", "`-q`: print less"]
+    assert not any("\x00" in p for p in section.paragraphs)
