@@ -190,10 +190,14 @@ class _StreamReader(HTMLParser):
             self.sections[-1].add(" ".join(text.split()))
 
 
+_OBJECT_REPR = re.compile(r"^\s*<[^<>\n]+>\s*$")
+
+
 def notebook_markdown(text: str, where: object) -> str:
     """A Jupyter notebook (``.ipynb``, nbformat 4 JSON) as one Markdown document: Markdown cells
     as they are, code cells and their text outputs (streams, ``text/plain`` results) as fenced
-    code blocks; images and other rich outputs dropped. The notebook's JSON is read with the
+    code blocks; images and other rich outputs dropped, and so is an image's text stand-in (an
+    object's repr, ``<Figure size 640x480 with 1 Axes>``). The notebook's JSON is read with the
     standard library (nbformat would validate the schema too, which a reader does not need)."""
     try:
         nb = json.loads(text)
@@ -210,8 +214,10 @@ def notebook_markdown(text: str, where: object) -> str:
         elif kind == "code" and source.strip():
             parts.append(f"```{language}\n{source.strip(chr(10))}\n```")
             for out in cell.get("outputs") or []:
-                shown = _joined(out.get("text")) if out.get("output_type") == "stream" else \
-                    _joined((out.get("data") or {}).get("text/plain"))
+                data = out.get("data") or {}
+                shown = _joined(out.get("text")) if out.get("output_type") == "stream" else _joined(data.get("text/plain"))
+                if any(str(kind).startswith("image/") for kind in data) and _OBJECT_REPR.match(shown):
+                    continue   # a plot's stand-in: "<Figure size 640x480 with 1 Axes>"
                 if shown.strip():
                     parts.append(f"```text\n{shown.strip(chr(10))}\n```")
     return "\n\n".join(parts) + "\n"

@@ -180,6 +180,8 @@ def test_a_jupyter_notebook_is_read_as_markdown_and_code(tmp_path):
          "outputs": [{"output_type": "execute_result", "data": {"text/plain": ["(120, 4)"],
                                                                  "image/png": "iVBOR"}}]},
         {"cell_type": "code", "source": "print('done')", "outputs": [{"output_type": "stream", "text": "done\n"}]},
+        {"cell_type": "code", "source": "df.plot()", "outputs": [{"output_type": "display_data", "data": {
+            "image/png": "iVBOR", "text/plain": ["<Figure size 640x480 with 1 Axes>"]}}]},
         {"cell_type": "raw", "source": "ignored"}]}
     (tmp_path / "load.ipynb").write_text(json.dumps(nb))
     (tmp_path / "broken.ipynb").write_text("{not json")
@@ -189,7 +191,7 @@ def test_a_jupyter_notebook_is_read_as_markdown_and_code(tmp_path):
     (p,) = passages
     assert p.title == "Loading data" and p.text.startswith("We read `data.csv` with pandas.")
     assert "df = pd.read_csv('data.csv')" in p.text and "(120, 4)" in p.text and "done" in p.text
-    assert "iVBOR" not in p.text and "ignored" not in p.text
+    assert "iVBOR" not in p.text and "ignored" not in p.text and "Figure size" not in p.text
 
 
 def test_titles_never_repeat_the_page_name(tmp_path):
