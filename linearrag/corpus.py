@@ -88,8 +88,8 @@ def load_corpus(path: str | Path, max_chars: int = 1000, resolve: bool = True,
     elif path.suffix.lower() in DOCUMENT_SUFFIXES:
         passages = _read_document(path, path.name, max_chars, limit)
     else:
-        raise CorpusError(f"{path}: unsupported file type; use a directory of .txt/.md/.mdx/.qmd/.rst/.ipynb/.html/.pdf "
-                          "files, a .jsonl or a .json file")
+        raise CorpusError(f"{path}: unsupported file type; use a directory of "
+                          ".txt/.md/.mdx/.qmd/.rst/.ipynb/.html/.pdf files, a .jsonl or a .json file")
     if not passages and allow_empty and path.is_dir():
         return []
     if not passages:

@@ -215,7 +215,8 @@ def notebook_markdown(text: str, where: object) -> str:
             parts.append(f"```{language}\n{source.strip(chr(10))}\n```")
             for out in cell.get("outputs") or []:
                 data = out.get("data") or {}
-                shown = _joined(out.get("text")) if out.get("output_type") == "stream" else _joined(data.get("text/plain"))
+                stream = out.get("output_type") == "stream"
+                shown = _joined(out.get("text")) if stream else _joined(data.get("text/plain"))
                 if any(str(kind).startswith("image/") for kind in data) and _OBJECT_REPR.match(shown):
                     continue   # a plot's stand-in: "<Figure size 640x480 with 1 Axes>"
                 if shown.strip():

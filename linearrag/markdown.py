@@ -6,15 +6,13 @@ What the engine sees of a Markdown file:
   each section's passages carry the heading path as their title ("Smart Pointers ›
   Reference Cycles"). The document title is the first ``#`` heading, else the file name.
 * **Clean prose**: link targets, images, HTML comments and tags, reference-link
-  definitions, block markers (MkDocs ``!!! note``, Pandoc/Quarto ``::: {.callout-note}``,
-  Docusaurus ``:::tip``; a content tab ``=== "Linux"`` or a GitHub alert ``> [!NOTE]`` heads
-  its text: "Linux: …"), blockquote ``>`` and task-list ``[x]`` marks, Pandoc citations
-  (``[@key]``) and Quarto cross-references (``@fig-x``), Hugo shortcodes (``{{< … >}}``),
-  mkdocstrings blocks (``::: pkg.Class`` and its options: API reference generated from code not
-  in the folder, as Sphinx's ``auto*``), footnote markers (``[^1]``; a footnote's own text is a paragraph where it is
-  written), heading anchors (``{ #id }``), include directives (``{* file *}``) and
-  admonition markers (``/// tip``, ``!!! note``) are removed; the visible link text stays.
-  This cleaned text is the passage text returned to users.
+  definitions, heading anchors (``{ #id }``), include directives (``{* file *}``) and the
+  marks of site generators and books (``mdmarks.py``: admonition and fenced-div markers,
+  blockquote and task-list marks, citations, cross-references, shortcodes, footnote markers,
+  mkdocstrings blocks) are removed; the visible link text stays, a footnote's own text is a
+  paragraph where it is written, a content tab's or a GitHub alert's title heads its text
+  ("Linux: …"), and a pipe table reads one row per line ("a | b"). This cleaned text is the
+  passage text returned to users.
 * **Front matter** (a ``---`` YAML block on the first line) is no text; its ``title:`` names a
   document that has no ``#`` heading. Setext headings ("Title" over "===" or "---") are headings,
   rules are no text, a definition list ("Term" over ": Definition") reads "Term: Definition".

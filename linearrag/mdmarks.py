@@ -1,10 +1,11 @@
 """Marks that site generators and books put around Markdown prose, read apart from it.
 
-A pipe table reads one row per line ("a | b"). Footnotes (``[^1]``), Pandoc citations (``[@key]``), Quarto cross-references (``@fig-x``), Hugo
-shortcodes (``{{< … >}}``), blockquote ``>`` and task-list ``[x]`` marks carry no words of their
-own; a content tab's title (MkDocs ``=== "Linux"``) or a GitHub alert's kind (``> [!NOTE]``) heads
-the text below it; an mkdocstrings block (``::: pkg.Class`` and its indented options) documents
-code that is not in the folder. ``markdown.py`` applies them line by line.
+Footnote markers (``[^1]``), Pandoc citations (``[@key]``), Quarto cross-references
+(``@fig-x``), Hugo shortcodes (``{{< … >}}``), blockquote ``>`` and task-list ``[x]`` marks
+carry no words of their own; a content tab's title (MkDocs ``=== "Linux"``) or a GitHub alert's
+kind (``> [!NOTE]``) heads the text below it; an mkdocstrings block (``::: pkg.Class`` and its
+indented options) documents code that is not in the folder; a pipe table reads one row per line
+("a | b"). ``markdown.py`` applies them line by line.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ What the engine sees of a ``.rst`` file:
 
 * **Sections** from docutils' document tree, with the title path as the passage title.
 * **Prose**: paragraphs, list items, definition lists ("term: definition"), option lists
-  ("`-v`, `--verbose`: print more"), table rows ("a | b"), admonitions and version notes kept as text; Sphinx roles reduced to their text
-  (``:ref:`Title <label>``` → "Title", ``:option:`--x``` → "`--x`", ``:func:`~a.b``` → "`b`"),
-  code-like roles written in backticks so that they become candidate terms, as in Markdown.
+  ("`-v`, `--verbose`: print more"), table rows ("a | b"), admonitions and version notes kept
+  as text; Sphinx roles reduced to their text (``:ref:`Title <label>``` → "Title",
+  ``:option:`--x``` → "`--x`", ``:func:`~a.b``` → "`b`"), code-like roles written in
+  backticks so that they become candidate terms, as in Markdown.
 * **Code**: literal blocks, ``code-block``, ``doctest`` and the like are code paragraphs (BM25
   and embeddings read them, NER does not).
 * **Links**: ``:doc:`` names a document, ``:ref:`` a label; a label (``.. _label:`` above a

@@ -412,7 +412,8 @@ def test_tab_titles_are_words_and_conditional_text_is_kept():
     (section,) = read_rst(doc, "f")
     assert section.paragraphs == ["macOS/Linux:", "Use the system Python.", "Why a virtualenv?",
                                   "It keeps projects apart.", "The HTML build shows this text."]
-    myst = "# Install\n\n```{only} html\nThe HTML build shows this text.\n```\n\n:::{dropdown} Why?\nIt keeps apart.\n:::\n"
+    myst = ("# Install\n\n```{only} html\nThe HTML build shows this text.\n```\n\n"
+            ":::{dropdown} Why?\nIt keeps apart.\n:::\n")
     (section,) = read_sections(to_markdown(myst), "f")
     assert section.paragraphs == ["The HTML build shows this text.", "Why? It keeps apart."]
 
