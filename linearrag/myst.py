@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 import textwrap
 
-from .rst import (CODE_DIRECTIVES, CODE_ROLES, DROP_DIRECTIVES, TITLED_CONTAINERS, VERSION_DIRECTIVES, csv_rows,
-                  read_rst, role_text, title_head)
+from .rst import (CODE_DIRECTIVES, CODE_ROLES, CONTAINERS, DROP_DIRECTIVES, TITLED_CONTAINERS, VERSION_DIRECTIVES,
+                  csv_rows, read_rst, role_text, title_head)
 
 # A role, or an inline code span (whose text is kept: "`/items/{item_id}`" holds no role), or a
 # substitution ("{{ project }}": its name, as reStructuredText's |name| reads; the value is elsewhere).
@@ -43,7 +43,6 @@ _CODE_CELLS = {"r", "python", "julia", "bash", "sh", "sql", "ojs", "js", "javasc
                "matlab", "scala", "perl", "ruby", "sas", "stata", "powershell", "zsh", "c", "cpp", "rust", "go"}
 # Directives whose argument is a title (a tab, a drop-down, a card), not a signature.
 _TITLED = TITLED_CONTAINERS | {"topic", "sidebar", "rubric"}
-_CONTAINERS = {"only", "ifconfig", "tab-set", "tabs", "grid", "container", "div", "hlist", "centered"}   # no title
 _TITLES = {"note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
            "caution": "Caution", "attention": "Attention", "danger": "Danger", "error": "Error",
            "seealso": "See also", "todo": "To do"}
@@ -126,7 +125,7 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
         head = f"{args}:" if args else ""
     elif name in _TITLED:
         head = title_head(args)
-    elif name in _CONTAINERS:
+    elif name in CONTAINERS:
         head = ""
     elif name in _TITLES:
         head = f"{_TITLES[name]}" + (f" ({args})" if args else "") + ":"

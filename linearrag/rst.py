@@ -50,6 +50,8 @@ DROP_DIRECTIVES = {"toctree", "index", "include", "literalinclude", "raw", "meta
 # Directives whose argument is a title (sphinx-tabs, sphinx-design), not a described object's signature.
 TITLED_CONTAINERS = {"tab", "group-tab", "code-tab", "tab-item", "dropdown", "card", "grid-item-card", "margin",
                      "aside"}
+# Directives that only group their content (tabs, grids, builder conditions): no title, the text kept.
+CONTAINERS = {"hlist", "tabs", "tab-set", "grid", "container", "div", "rst-class", "centered", "only", "ifconfig"}
 CODE_DIRECTIVES = {"code-block", "sourcecode", "code", "doctest", "testcode", "testoutput", "productionlist",
                     "parsed-literal", "literal-block", "prompt", "console"}
 VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
@@ -144,8 +146,7 @@ class _Generic(Directive):
                 container += nodes.paragraph(rest, "", *inline)
         elif name in TITLED_CONTAINERS:   # a tab's, a card's, a drop-down's title: words, not a signature
             heading = title_head(heading)
-        elif name in ("glossary", "hlist", "tabs", "container", "rst-class", "centered", "only", "ifconfig",
-                      "tab-set", "grid"):
+        elif name == "glossary" or name in CONTAINERS:
             heading = ""
             container["classes"].append(name)
         elif heading and ("(" in heading or name not in ("note", "warning", "tip", "seealso", "admonition",
