@@ -64,6 +64,7 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
     for code in root.find_all("code"):
         if code.find_parent("pre") is None:
             code.replace_with(f"`{code.get_text()}`")
+    _space_blocks(root)
     h1 = root.find("h1")
     page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
     title = (h1.get_text(" ", strip=True) if h1 else "") or page_title or fallback_title
@@ -93,6 +94,18 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
                 links = [(" ".join(a.get_text().split()), a["href"]) for a in el.find_all("a", href=True)]
                 sections[-1].add(prose, links=[(t, h) for t, h in links if t])
     return [s for s in sections if s.paragraphs]
+
+
+def _space_blocks(root) -> None:
+    """Blocks inside a block, and ``<br>``, as a browser shows them: apart. A Sphinx field list
+    inside a function's ``<dd>`` read "Run the app.Parameters:speed – how fastReturns:None", and
+    ``a<br>b`` read "ab"."""
+    for tag in root.find_all(("br", "div", "dl", "ul", "ol", "table", "tr", *_BLOCKS)):
+        if tag.name == "br":
+            tag.replace_with("\n")
+        elif tag.find_parent(_BLOCKS) is not None:
+            tag.insert_before(" ")
+            tag.insert_after(" ")
 
 
 def _heading_ids(heading, name: str) -> list[str]:

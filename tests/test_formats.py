@@ -6,6 +6,7 @@ import pytest
 
 from linearrag.corpus import load_corpus
 from linearrag.errors import CorpusError
+from linearrag.lines import source_lines, words_held
 
 
 def _pdf(path, pages, title=None):
@@ -90,3 +91,21 @@ def test_sphinx_html_links_reach_the_section_a_fragment_names(tmp_path):
     by_id = {p.id: p for p in load_corpus(tmp_path)}
     assert by_id["errorhandling.html#1"].title == "Handling Application Errors › Error Logging Tools"
     assert by_id["debugging.html#0"].links == (("the tools", "Error Logging Tools"),)
+
+
+def test_html_blocks_inside_a_block_and_line_breaks_stay_apart(tmp_path):
+    """Sphinx writes a function's field list inside its ``<dd>``; a browser shows each nested block,
+    and each ``<br>``, on a line of its own, so no word of one may run into the next."""
+    (tmp_path / "api.html").write_text(
+        '<html><body><main><h1>API</h1><dl class="py function"><dt class="sig">run(<em>speed</em>)</dt>'
+        '<dd><p>Run the app.</p><dl class="field-list simple"><dt class="field-odd">Parameters'
+        '<span class="colon">:</span></dt><dd class="field-odd"><p><strong>speed</strong> – how fast</p></dd>'
+        '<dt class="field-even">Returns<span class="colon">:</span></dt><dd class="field-even"><p>None</p></dd>'
+        "</dl></dd></dl>\n<p>first line<br>second line</p>\n<ul><li>item one<ul><li>nested</li></ul></li></ul>"
+        "\n<p>in<em>line</em> marks join</p></main></body></html>", encoding="utf-8")
+    (passage,) = load_corpus(tmp_path)
+    assert passage.text.splitlines() == [
+        "run(speed)", "Run the app. Parameters: speed – how fast Returns: None", "first line second line",
+        "item one nested", "inline marks join"]
+    lines = source_lines((tmp_path / "api.html").read_text(encoding="utf-8"), "html")
+    assert words_held(passage.text, lines, *passage.cite.lines) == []
