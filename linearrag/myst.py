@@ -21,7 +21,7 @@ import re
 import textwrap
 
 from .rst import (CODE_DIRECTIVES, CODE_ROLES, CONTAINERS, DROP_DIRECTIVES, TITLED_CONTAINERS, VERSION_DIRECTIVES,
-                  csv_rows, read_rst, role_text, title_head)
+                  csv_rows, numbered_text, read_rst, role_text, title_head)
 
 # A role, or an inline code span (whose text is kept: "`/items/{item_id}`" holds no role), or a
 # substitution ("{{ project }}": its name, as reStructuredText's |name| reads; the value is elsewhere).
@@ -196,8 +196,8 @@ def _role(m: re.Match) -> str:
         return m.group(0)
     role, raw = m.group(1).split(":")[-1].lower(), m.group(2)
     shown, target = role_text(raw)
-    if role in ("numref", "eq"):   # a number Sphinx fills in: the title given, else nothing (a label is no text)
-        return " ".join(re.sub(r"%s|\{(?:number|name)\}", "", shown).split()) if shown != target else ""
+    if role in ("numref", "eq"):   # a number Sphinx fills in: the title without it, else the label
+        return numbered_text(shown, target)
     if role == "doc" and target:
         return f"[{shown}]({target})"
     if role == "ref" and target:   # a label; the corpus loader finds the heading it names

@@ -66,6 +66,9 @@ _SETTINGS = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_
              "line_length_limit": 1_000_000}
 
 
+_NUMBER_SLOT = re.compile(r"%s|\{(?:number|name)\}")
+
+
 def role_text(text: str) -> tuple[str, str | None]:
     """(shown text, target) of a role's content: ``Title <target>`` → ("Title", "target");
     ``~pkg.mod.name`` → ("name", "pkg.mod.name"); a leading ``!`` (no link) is dropped."""
@@ -86,6 +89,14 @@ def title_head(title: str) -> str:
     return title if not title or title[-1] in ".?!:" else f"{title}:"
 
 
+def numbered_text(shown: str, target: str | None) -> str:
+    """What a numbered reference (``:numref:``, ``:eq:``) reads as: its title without the number
+    Sphinx fills in (``Figure %s <fig-x>`` → "Figure"), else its label, as a bare ``:ref:`` does
+    (the cited lines hold the label, not the number or the caption)."""
+    title = " ".join(_NUMBER_SLOT.sub("", shown).split()) if shown != target else ""
+    return title or (target or shown)
+
+
 def csv_rows(lines) -> list[str]:
     """The rows of an inline CSV table as "a | b", as other tables read (its options already apart)."""
     text = [line.strip() for line in lines if line.strip()]
@@ -95,6 +106,8 @@ def csv_rows(lines) -> list[str]:
 def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     shown, target = role_text(text)
     role = name.split(":")[-1].lower()
+    if role in ("numref", "eq"):
+        shown = numbered_text(shown, target)
     if role == "term":   # a glossary term: written as code, the entity its glossary entry also carries
         return [nodes.literal(rawtext, shown)], []
     if role in ("doc", "ref", "numref", "download") and target:

@@ -323,7 +323,8 @@ MYST_BOOK = textwrap.dedent("""\
 def test_myst_book_markup_reads_as_text(tmp_path):
     """What Jupyter Book and MyST-NB pages add: substitutions read as their name, footnotes
     as text of their own, cell breaks dropped, a figure's caption kept (not its image),
-    list and CSV tables as rows, tab titles as titles, figure and equation numbers dropped."""
+    list and CSV tables as rows, tab titles as titles, figure and equation numbers dropped
+    (their labels stay)."""
     from linearrag.markdown import read_sections
     from linearrag.myst import to_markdown
 
@@ -332,13 +333,15 @@ def test_myst_book_markup_reads_as_text(tmp_path):
     assert text[0] == "Welcome to project; the template writes `{{ user.name }}`."   # code keeps its braces
     assert "Or install it with conda. The channel is conda-forge." in text
     assert "The architecture of the frobnicator." in text
-    assert "See , Figure and ." in text   # labels are no words; the titled reference keeps its title
+    # a numbered reference reads as its title without the number, else as its label (a bare
+    # {ref} does the same): the lines hold the label, not the number Sphinx fills in
+    assert "See fig-arch, Figure and pythagoras." in text
     assert "Option | Meaning" in text and "`--fast` | Go fast, even on battery" in text
     assert "Mode | Speed" not in text and "slow | 1" in text and "fast | 10" in text
     assert "Options" in text and "Speeds" in text
     assert "Linux: Install with apt." in text and "macOS: Install with brew." in text
     joined = " ".join(text)
-    for debris in ("+++", "slide_type", "[^pip]", "arch.png", "fig-arch", "(pythagoras)", "* -", "header-rows"):
+    for debris in ("+++", "slide_type", "[^pip]", "arch.png", "%s", "(pythagoras)", "* -", "header-rows"):
         assert debris not in joined, debris
     (tmp_path / "book.md").write_text(MYST_BOOK)
     (passage,) = load_corpus(tmp_path)
@@ -359,15 +362,20 @@ def test_markdown_footnotes_keep_their_text():
 
 def test_rst_figure_captions_and_inline_csv_tables_are_text(tmp_path):
     """A figure's caption and legend are prose (its image path is not); an inline CSV table reads
-    as rows, like the other tables."""
+    as rows, like the other tables. A numbered reference reads as its title without the number
+    ("Figure %s" → "Figure"), else as its label, as in MyST."""
     doc = textwrap.dedent("""\
         Architecture
         ============
+
+        .. _fig-flow:
 
         .. figure:: arch.png
            :alt: boxes
 
            The request flows through the middleware.
+
+        See :numref:`fig-flow` and :numref:`Figure %s <fig-flow>`, derived in :eq:`flow`.
 
         .. csv-table:: Speeds
            :header: "Mode", "Speed"
@@ -379,6 +387,7 @@ def test_rst_figure_captions_and_inline_csv_tables_are_text(tmp_path):
     assert "The request flows through the middleware." in section.paragraphs
     assert "slow | 1" in section.paragraphs and "fast, really | 10" in section.paragraphs
     assert "arch.png" not in " ".join(section.paragraphs)
+    assert "See fig-flow and Figure, derived in flow." in section.paragraphs
     (tmp_path / "arch.rst").write_text(doc)
     (passage,) = load_corpus(tmp_path)
     assert words_held(passage.text, doc.split("\n"), *passage.cite.lines) == []
