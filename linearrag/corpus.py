@@ -4,7 +4,8 @@ Accepted inputs (see README, "Input formats"):
 
 * a directory: every ``.txt``, ``.md``/``.mdx``/``.qmd``/``.Rmd``, ``.rst``, ``.ipynb``, ``.html`` and ``.pdf``
   file below it (recursive, sorted). Text files are split on blank lines and merged up to
-  ``max_chars`` characters (id ``relpath#n``, title the relative path); Markdown (MyST, MDX),
+  ``max_chars`` characters (id ``relpath#n``, title the relative path), unless they hold
+  reStructuredText markup (Django's docs, Sphinx's included fragments: read as ``.rst``); Markdown (MyST, MDX),
   reStructuredText, notebooks and HTML are cut at headings first (title the heading path, see
   ``markdown.py``, ``myst.py``, ``mdx.py``, ``rst.py`` and ``formats.py``); a PDF gives a
   passage per page (id ``relpath#p3``);
@@ -37,7 +38,7 @@ from .lines import LineFinder, source_lines
 from .markdown import blank_code, code_identifiers, is_table_of_contents, read_sections
 from .mdx import to_markdown as mdx_to_markdown
 from .myst import to_markdown
-from .rst import read_rst
+from .rst import looks_like_rst, read_rst
 from .textsplit import split_text
 
 log = logging.getLogger(__name__)
@@ -202,7 +203,7 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
     if suffix == NOTEBOOK_SUFFIX:
         sections = read_sections(to_markdown(notebook_markdown(text, file)), fallback_title=Path(rel).stem)
         return _section_passages(file, rel, sections, max_chars, finder)
-    if suffix in RST_SUFFIXES:
+    if suffix in RST_SUFFIXES or (suffix == ".txt" and looks_like_rst(text)):
         return _section_passages(file, rel, read_rst(text, fallback_title=Path(rel).stem), max_chars, finder)
     if suffix in HTML_SUFFIXES:
         return _section_passages(file, rel, read_html(text, fallback_title=Path(rel).stem), max_chars, finder)

@@ -18,6 +18,8 @@ What the engine sees of a ``.rst`` file:
   inline ``csv-table`` reads as rows ("a | b"). A tab's, a card's or a drop-down's title heads
   its text ("macOS/Linux:"); ``only`` and ``ifconfig`` keep their text (it is the page's, for
   some builders).
+* **Which files**: ``.rst`` and ``.rest``, and a ``.txt`` file that holds reStructuredText
+  markup (:func:`looks_like_rst`).
 * **Dropped**: ``toctree``, ``index``, ``auto*`` (they document code not in the folder),
   ``include``/``literalinclude``/``raw`` (never read other files), comments, targets,
   substitution definitions and docutils' own error messages. A substitution (``|XHR|``) reads
@@ -66,6 +68,7 @@ _SETTINGS = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_
              "line_length_limit": 1_000_000}
 
 
+_UNRESOLVED = re.compile(r"^`?([^`]+?)`?__?$")
 _NUMBER_SLOT = re.compile(r"%s|\{(?:number|name)\}")
 
 
@@ -183,7 +186,8 @@ def _sphinx_tolerant():
 
     def directive(name, language, document):
         found, messages = real_directive(name, language, document)
-        generic = name.lower() in DROP_DIRECTIVES or name.lower() in CODE_DIRECTIVES   # Sphinx options too
+        # Sphinx's options too; docutils' own parsed-literal renders its markup (a synopsis's roles and links)
+        generic = name.lower() in DROP_DIRECTIVES or (name.lower() in CODE_DIRECTIVES and name != "parsed-literal")
         return (found if found and not generic else _Generic), []
 
     roles.role, directives.directive = role, directive
@@ -200,11 +204,25 @@ class _Reader(standalone.Reader):
         return [t for t in super().get_transforms() if t is not references.Substitutions]
 
 
+_RST_MARKUP = re.compile(r"^\.\. (?:[A-Za-z][\w:.+-]*::|_[^:\n]+:\s*$)"   # a directive, a label
+                         r"|:[a-z][\w:+-]*:`[^`\n]+`", re.MULTILINE)            # a role
+
+
+def looks_like_rst(text: str) -> bool:
+    """Whether a ``.txt`` file is reStructuredText: it holds a directive (``.. note::``), a label
+    (``.. _label:``) or a Sphinx role. Django's documentation is written in ``.txt`` files, and
+    Sphinx projects keep the fragments they include (CMake's ``FIND_XXX.txt``) under that name;
+    read as plain text, "``.. versionadded:: 3.12``" and ":variable:`CMAKE_IGNORE_PATH`" leaked."""
+    return _RST_MARKUP.search(text) is not None
+
+
 def read_rst(text: str, fallback_title: str) -> list[Section]:
     """Sections of a reStructuredText document (see the module docstring); the document title is
     its first section title, else ``fallback_title``."""
     with _sphinx_tolerant():
         tree = publish_doctree(text, reader=_Reader(), settings_overrides=_SETTINGS)
+    for bad in list(tree.findall(nodes.problematic)):   # markup docutils could not resolve: as Sphinx shows it
+        bad.parent.replace(bad, nodes.Text(_unmarked(bad.astext())))
     first = next(iter(tree.findall(nodes.title)), None)
     title = " ".join(first.astext().split()) if first is not None else fallback_title
     sections = [Section([title])]
@@ -235,7 +253,7 @@ def _labels(section, heading) -> list[str]:
 def _block(node, section: Section) -> None:
     """Add one block-level node's text to ``section``."""
     if isinstance(node, (nodes.title, nodes.comment, nodes.target, nodes.substitution_definition,
-                         nodes.system_message, nodes.problematic, nodes.raw, nodes.image, nodes.pending)):
+                         nodes.system_message, nodes.raw, nodes.image, nodes.pending)):
         return
     if isinstance(node, (nodes.literal_block, nodes.doctest_block)):
         code = node.astext().strip("\n")
@@ -310,13 +328,24 @@ def _link_target(uri: str) -> str | None:
     return None
 
 
+def _unmarked(raw: str) -> str:
+    """The text of markup docutils left unresolved: a reference to a target the file does not
+    hold (``PATHS`_``, ``Foo_``, ```Title <x>`_``) reads as its text, as Sphinx writes it (it
+    warns and keeps the words); a footnote or citation mark (``[1]_``) is none; anything else as
+    written."""
+    if re.fullmatch(r"\[[^\]]+\]_", raw):
+        return ""
+    m = _UNRESOLVED.match(raw)
+    return role_text(m.group(1))[0] if m else raw
+
+
 def _inline(node) -> str:
     """The text of inline markup: literals in backticks (candidate terms), the rest as written."""
     if isinstance(node, nodes.Text):   # "H\ :sub:`2`\ O": docutils keeps the escapes as NUL bytes
         return nodes.unescape(str(node))
     if isinstance(node, nodes.literal):
         return f"`{node.astext()}`"
-    if isinstance(node, (nodes.problematic, nodes.system_message, nodes.target, nodes.footnote_reference,
+    if isinstance(node, (nodes.system_message, nodes.target, nodes.footnote_reference,
                          nodes.citation_reference, nodes.image)):
         return ""
     return "".join(_inline(child) for child in node.children)

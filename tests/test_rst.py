@@ -443,3 +443,34 @@ def test_escaped_spaces_and_option_lists():
     assert section.paragraphs == ["Water is H2O and url_value_preprocessors run first.",
                                   "`-v`, `--verbose`: print more", "`-q`: print less"]
     assert not any("\x00" in p for p in section.paragraphs)
+
+
+def test_txt_files_with_rst_markup_are_read_as_rst_and_parsed_literals_render(tmp_path):
+    """Django writes its documentation in ``.txt`` files, and Sphinx projects keep the fragments
+    they include under that name (CMake's ``FIND_XXX.txt``): a ``.txt`` holding a directive, a
+    label or a role is reStructuredText; one without stays plain text, markup-looking words and
+    all. A ``parsed-literal`` (a command's synopsis) renders its roles and links, and a link to a
+    target the file lacks (``PATHS`_``, ``Hints_``: Sphinx warns) keeps its words."""
+    (tmp_path / "howto.txt").write_text(textwrap.dedent("""\
+        Search paths
+        ============
+
+        .. versionadded:: 3.12
+
+        Set :variable:`CMAKE_IGNORE_PATH` to skip |FIND_XXX| paths; see Hints_.
+
+        .. parsed-literal::
+
+          find_file(<var> :ref:`NAMES <find-names>` name1 `PATHS`_)
+        """))
+    (tmp_path / "notes.txt").write_text("Plain notes: the role syntax is :name:, and .. is a path.\n\n"
+                                        "Second paragraph.\n")
+    by_id = {p.id: p for p in load_corpus(tmp_path)}
+    howto = by_id["howto.txt#0"]
+    assert howto.title == "Search paths"
+    assert howto.text.splitlines() == [
+        "Added in version 3.12.", "Set CMAKE_IGNORE_PATH to skip FIND_XXX paths; see Hints.",
+        "find_file(<var> NAMES name1 PATHS)"]
+    assert by_id["notes.txt#0"].text == "Plain notes: the role syntax is :name:, and .. is a path.\nSecond paragraph."
+    lines = (tmp_path / "howto.txt").read_text().split("\n")
+    assert words_held(howto.text, lines, *howto.cite.lines) == []
