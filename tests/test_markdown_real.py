@@ -320,3 +320,37 @@ def test_a_pipe_table_reads_as_rows(tmp_path):
     assert passage.text.split("\n") == ["The fields:", "Parameter | Type", "`title` | `str`", "`version` | `str`",
                                         "- first item - second item"]
     assert words_held(passage.text, doc.split("\n"), *passage.cite.lines) == []
+
+
+def test_copies_of_a_section_are_listed_under_the_best_ranked(tmp_path):
+    """Generated docs repeat a setting's section on every command page that takes it (npm's docs:
+    538 of 1,428 passages). The best-ranked copy stands for them, with where else the text stands;
+    the places the others took go to the next passages. ``same_text=keep`` lists every copy."""
+    from linearrag import RetrievalParams, Retriever, build_index
+    from linearrag.lines import words_held
+
+    setting = ("## ignore-scripts\n\nIf true, npm does not run scripts specified in package.json files. "
+               "Commands meant to run one script, such as `npm test`, still run it.\n")
+    pages = {f"commands/npm-{name}.md": f"# npm-{name}\n\n{what}\n\n{setting}" for name, what in (
+        ("ci", "Installs a project with a clean slate, from the lockfile only."),
+        ("install", "Installs a package and any packages that it depends on."),
+        ("update", "Updates all the packages listed to the latest version."))}
+    pages["using-npm/scripts.md"] = ("# Scripts\n\nThe `scripts` property of package.json runs lifecycle "
+                                     "scripts such as `preinstall` and `postinstall` during installs.\n")
+    for rel, text in pages.items():
+        (tmp_path / "docs" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "docs" / rel).write_text(text, encoding="utf-8")
+    build_index(tmp_path / "docs", tmp_path / "idx")
+    retriever = Retriever.from_path(tmp_path / "idx")
+    question = "how do I keep npm from running the install scripts in package.json?"
+    result = retriever.query(question, RetrievalParams(top_k=4))
+    texts = [p.text for p in result.passages]
+    assert len(set(texts)) == len(texts) == 4
+    (kept,) = [p for p in result.passages if p.text.startswith("If true, npm does not run scripts")]
+    assert len(kept.copies) == 2 and {c["file"] for c in kept.copies} | {kept.file} == {
+        "commands/npm-ci.md", "commands/npm-install.md", "commands/npm-update.md"}
+    for c in kept.copies:
+        assert words_held(kept.text, pages[c["file"]].split("\n"), *c["lines"]) == [], c
+    assert "same text also at: commands/npm-" in result.format_text()
+    every = retriever.query(question, RetrievalParams(top_k=4, same_text="keep"))
+    assert sum(p.text == kept.text for p in every.passages) == 3 and not any(p.copies for p in every.passages)

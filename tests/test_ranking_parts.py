@@ -343,3 +343,17 @@ def test_html_view_labels_evidence_seeds_and_relevance():
         assert any(d.startswith(f"seed0 — {label}") for d in details)
         assert any("(relevance 82 %)" in d for d in details) and not any("0.049" in d for d in details)
         assert label in query_html(result)
+
+
+def test_copies_collapse_under_the_best_ranked_by_hand():
+    """Rows 7 and 2 repeat row 5's text (spacing aside): they leave the ranking, listed under 5 in
+    rank order; the other rows keep their order and scores."""
+    from linearrag.retrieval.copies import collapse_copies
+
+    texts = {5: "a  b\nc", 3: "other", 7: "a b c", 9: "a b", 2: " a b c "}
+    rows, scores, copies = collapse_copies(np.array([5, 3, 7, 9, 2]), np.array([0.9, 0.8, 0.7, 0.6, 0.5]),
+                                           texts.__getitem__)
+    assert rows.tolist() == [5, 3, 9] and scores.tolist() == [0.9, 0.8, 0.6]
+    assert copies == {5: [7, 2]}
+    rows, scores, copies = collapse_copies(np.array([3, 9]), np.array([1.0, 0.5]), texts.__getitem__)
+    assert rows.tolist() == [3, 9] and copies == {}

@@ -211,6 +211,8 @@ def _column_node(column: str, item: dict, seed_label: str, evidence: bool, named
         detail = (f"#{item['rank']} {where} {item.get('section') or item['title']} "
                   f"(relevance {relevance(item['score'], best)} %)" + (f" [{item['id']}]" if where != item["id"] else "")
                   + (f"\ndefines: {', '.join(item['defines'])}" if item.get("defines") else "")
+                  + (f"\nsame text also at: {', '.join(citation_text(c) for c in item['copies'])}"
+                     if item.get("copies") else "")
                   + f"\n\n{item['text']}")
         return _node(node_id, _short(f"{item['rank']}. {where}", _LABEL_CHARS), "passage", detail, cite=where,
                      position=position)

@@ -13,6 +13,7 @@ from ..normalize import normalize_entity, singular_key
 from ..passage import HEADING_SEPARATOR
 from .chain import (TitleMentions, linked_order, name_entities, named_pages, parts_like_the_question,
                     qualified_asked, title_parts)
+from .copies import collapse_copies
 from .cover import COVER_FROM, Coverage, bridge_entities
 from .params import RetrievalParams
 from .results import ActivatedEntity, PassageHit
@@ -63,15 +64,19 @@ class Output:
         self.documents = documents
 
     def select(self, ranking: Ranking, params: RetrievalParams, question: str = "", tokens=()
-               ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str | None, tuple[str, ...]]]]:
+               ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str | None, tuple[str, ...]]], dict[int, list[int]]]:
         """The first ``top_k`` rows after linked selection where the walk ran (see
         :meth:`linked_selection`), and per row (the position of the row above that names it — or,
         placed by coverage, shares an entity with it —, the title part it names or the shared
-        entity or None, the question words coverage counted or ())."""
+        entity or None, the question words coverage counted or ()); then, per kept row, the rows
+        of the same text that ``same_text=collapse`` left out (:mod:`copies`)."""
+        rows, scores, copies = ranking.rows, np.asarray(ranking.scores), {}
+        if params.collapses_copies(self.documents):
+            rows, scores, copies = collapse_copies(rows, scores, self.index.passage_texts.__getitem__)
         if ranking.activation is None:
-            return ranking.rows, np.asarray(ranking.scores), []
-        return self.linked_selection(ranking.rows, np.asarray(ranking.scores), params, ranking.activation, question,
-                                     tokens, ranking.named, ranking.prior)
+            return rows[:params.top_k], scores[:params.top_k], [], copies
+        return (*self.linked_selection(rows, scores, params, ranking.activation, question, tokens, ranking.named,
+                                       ranking.prior), copies)
 
     def linked_selection(self, rows: np.ndarray, row_scores: np.ndarray, params: RetrievalParams, activation,
                          question: str = "", tokens=(), named=frozenset(), prior=None):
@@ -149,8 +154,10 @@ class Output:
                                    "index or restore it from a copy")
 
     def hits(self, rows: np.ndarray, row_scores: np.ndarray, activation,
-             linked: list[tuple[int, str | None, tuple[str, ...]]] = ()) -> list[PassageHit]:
+             linked: list[tuple[int, str | None, tuple[str, ...]]] = (),
+             copies: dict[int, list[int]] | None = None) -> list[PassageHit]:
         idx, graph = self.index, self.index.graph
+        copies = copies or {}
         hits = []
         for rank, (row, score) in enumerate(zip(rows.tolist(), np.asarray(row_scores).tolist()), start=1):
             ents: list[str] = []
@@ -175,8 +182,15 @@ class Output:
                                    bridged_from=bridge_source, bridged_via=via if bridge_source else None,
                                    adds_words=list(adds),
                                    file=cite.file, lines=list(cite.lines) if cite.lines else None,
-                                   section=cite.section, page=cite.page, defines=defines))
+                                   section=cite.section, page=cite.page, defines=defines,
+                                   copies=[self.copy(c) for c in copies.get(row, [])]))
         return hits
+
+    def copy(self, row: int) -> dict:
+        """A left-out copy of a passage: its id and where it stands."""
+        cite = self.index.citation(row)
+        return {"id": self.index.passage_ids[row], "file": cite.file, "lines": list(cite.lines) if cite.lines else None,
+                "page": cite.page}
 
     def activated(self, activation, limit: int) -> list[ActivatedEntity]:
         """The ``limit`` best activated entities: by level, then score, then id."""

@@ -27,6 +27,7 @@ TermEvidence = Literal["off", "documents", "on"]
 LinkParts = Literal["off", "on"]
 LinkAsked = Literal["linked", "score"]
 AskedQualified = Literal["none", "best"]
+SameText = Literal["auto", "collapse", "keep"]
 
 MODES: tuple[str, ...] = typing.get_args(Mode)
 # search=auto takes the scalable (ANN) path from this many passages up (docs/scale.md).
@@ -55,6 +56,10 @@ class RetrievalParams:
     mode: Mode = _param("linearrag", "output", "linearrag (activation + PPR), dense, bm25 or rrf (BM25 + dense fusion)")
     top_k: int = _param(5, "output", "passages returned", _AT_LEAST_1)
     max_reported_entities: int = _param(50, "output", "activated entities listed in a result", _AT_LEAST_0)
+    same_text: SameText = _param(
+        "auto", "output", 'a passage whose text (spacing aside) is that of a better-ranked one: "collapse" (listed '
+        "under it as a copy, its place given to the next passage; generated docs repeat a section on many pages), "
+        '"keep", or "auto": collapse on documents, keep on titled records (whose ids a user or a gold set names)')
     # ---- linking: query → index entities ---------------------------------------------------
     seed_floor: float = _param(0.6, "linking", "minimum cosine for a query entity to seed an index entity",
                                (lambda v: -1.0 <= v <= 1.0, "in [-1, 1]"))
@@ -246,6 +251,10 @@ class RetrievalParams:
         if self.lowercase_linking != "auto":
             return self.lowercase_linking
         return "phrases" if documents else "names"
+
+    def collapses_copies(self, documents: bool) -> bool:
+        """Whether passages of the same text collapse (``same_text``) on documents (True) or titled records."""
+        return self.same_text == "collapse" or (self.same_text == "auto" and documents)
 
     def fusion_for(self, documents: bool) -> str:
         """The fusion these parameters use on an index of documents (True) or of titled records."""

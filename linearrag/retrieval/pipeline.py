@@ -31,7 +31,7 @@ def rank(space: SearchSpace, q, params: RetrievalParams, link: Callable[[], Link
     ev = space.evidence(q, params, params.similarity == "calibrated" and params.mode == "linearrag")
     if params.mode != "linearrag":
         timings["prior"] = (time.perf_counter() - t0) * 1000
-        return Ranking(*_baseline(ev, params))
+        return Ranking(*_baseline(ev, params, space.documents))
     seeds, evidence = linked.seeds, np.zeros(0, dtype=np.int64)
     named = frozenset(seeds) | frozenset(linked.covered)
     terms_weak = _terms_weak(params, space.documents)
@@ -46,7 +46,7 @@ def rank(space: SearchSpace, q, params: RetrievalParams, link: Callable[[], Link
     linked = Linked(seeds, linked.entities, linked.covered)
     timings["prior"] = (time.perf_counter() - t0) * 1000
     if not seeds:
-        rows, scores = _fallback(ev, params)
+        rows, scores = _fallback(ev, params, space.documents)
         return Ranking(rows, scores, None, linked.entities, no_seed_reason(q, params), evidence)
     activation = _timed(timings, "activation", lambda: space.activate(q, linked, params, ev))
     t0 = time.perf_counter()
@@ -99,29 +99,35 @@ def _timed(timings: dict, name: str, step: Callable):
     return out
 
 
-def _baseline(ev: Evidence, params: RetrievalParams) -> tuple[np.ndarray, np.ndarray]:
-    """dense, bm25 or rrf (BM25 + dense fusion): the first ``top_k`` rows and their scores."""
+def _wanted(params: RetrievalParams, documents: bool) -> int:
+    """Rows a ranking without the walk keeps: ``top_k``, or ``depth`` when copies are collapsed
+    afterwards (each left-out copy's place goes to the next row)."""
+    return params.depth if params.collapses_copies(documents) else params.top_k
+
+
+def _baseline(ev: Evidence, params: RetrievalParams, documents: bool) -> tuple[np.ndarray, np.ndarray]:
+    """dense, bm25 or rrf (BM25 + dense fusion): the first rows (:func:`_wanted`) and their scores."""
     if params.mode == "dense":
-        top = ev.dense_top(params.top_k)
+        top = ev.dense_top(_wanted(params, documents))
     elif params.mode == "bm25":
-        top = ev.lexical_top(params.top_k)
+        top = ev.lexical_top(_wanted(params, documents))
     else:
-        return _rrf_top(ev, params)
+        return _rrf_top(ev, params, documents)
     return top.rows, top.scores
 
 
-def _fallback(ev: Evidence, params: RetrievalParams) -> tuple[np.ndarray, np.ndarray]:
+def _fallback(ev: Evidence, params: RetrievalParams, documents: bool) -> tuple[np.ndarray, np.ndarray]:
     """No seed: the prior's own ranking (dense cosine, or BM25 + dense fusion)."""
     if params.prior == "dense":
-        top = ev.dense_top(params.top_k)
+        top = ev.dense_top(_wanted(params, documents))
         return top.rows, top.scores
-    return _rrf_top(ev, params)
+    return _rrf_top(ev, params, documents)
 
 
-def _rrf_top(ev: Evidence, params: RetrievalParams) -> tuple[np.ndarray, np.ndarray]:
+def _rrf_top(ev: Evidence, params: RetrievalParams, documents: bool) -> tuple[np.ndarray, np.ndarray]:
     rows = ev.rows
     fused = rrf([ev.dense_ranks(rows), ev.lexical_ranks(rows)], params.rrf_k)
-    keep = top_rows(rows, fused, params.top_k)
+    keep = top_rows(rows, fused, _wanted(params, documents))
     return rows[keep], fused[keep]
 
 

@@ -41,6 +41,7 @@ class PassageHit:
     section: str = ""                # the heading path (a record's title)
     page: int | None = None          # PDF page, from 1
     defines: list[str] = field(default_factory=list)  # activated entities this passage defines (heading, term)
+    copies: list[dict] = field(default_factory=list)  # ranked passages of the same text, left out ({id, file, lines})
 
     @property
     def citation(self) -> str:
@@ -144,6 +145,10 @@ class QueryResult:
                 lines.append(f"     reached through: {how}")
             for name in self._definitions(p)[:3]:   # the definition of a term the question or another passage names
                 lines.append(f"     reached through {name}, defined in {p.citation}")
+            if p.copies:   # the same text elsewhere (same_text=collapse)
+                shown = ", ".join(citation_text(c) for c in p.copies[:3])
+                more = f" and {len(p.copies) - 3} more" if len(p.copies) > 3 else ""
+                lines.append(f"     same text also at: {shown}{more}")
             snippet = p.text if len(p.text) <= 300 else p.text[:297] + "..."
             lines.append(f"     {snippet}")
         return lines

@@ -166,7 +166,7 @@ class Retriever:
         space = self.space(params)
         ranking = rank(space, q, params, lambda: self.link(q, params, space), timings)
         t0 = time.perf_counter()
-        rows, row_scores, linked = self.output.select(ranking, params, q.text, q.tokens)
+        rows, row_scores, linked, copies = self.output.select(ranking, params, q.text, q.tokens)
         if ranking.activation is not None:
             timings["selection"] = (time.perf_counter() - t0) * 1000
         timings["retrieval"] = (time.perf_counter() - t_start) * 1000
@@ -179,7 +179,7 @@ class Retriever:
             query=q.text, mode=params.mode, query_entities=ranking.query_entities,
             activated_entities=self.output.activated(ranking.activation, params.max_reported_entities),
             activated_count=0 if ranking.activation is None else int(ranking.activation.active.size),
-            passages=self.output.hits(rows, row_scores, ranking.activation, linked), fallback=ranking.fallback,
+            passages=self.output.hits(rows, row_scores, ranking.activation, linked, copies), fallback=ranking.fallback,
             warnings=list(q.warnings), params=params.to_dict(),
             timings_ms={k: round(v, 3) for k, v in timings.items()},
             evidence_passages=[self.index.passage_ids[int(r)] for r in ranking.evidence],
