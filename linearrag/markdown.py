@@ -53,6 +53,7 @@ _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
 # ":::tip" and a closing ":::" (Pandoc and Quarto fenced divs, Docusaurus admonitions).
 _ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*|:{3,}.*)$")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")   # CommonMark: an escaped ASCII punctuation mark is that mark
 _HIDDEN = re.compile(r"\x00(\d+)\x00")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _THEMATIC = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
@@ -334,14 +335,16 @@ def heading_text(raw: str) -> str:
 
 def clean_inline(text: str) -> str:
     """Inline Markdown to plain prose: images dropped, links to their text, tags and
-    autolinks removed, white space collapsed. Backticks and emphasis stay (they are text)."""
+    autolinks removed, backslash escapes read as the character (``byte\\_length``), white space
+    collapsed. Backticks and emphasis stay (they are text)."""
     code: list[str] = []
 
-    def hide(m: re.Match) -> str:   # code spans are text: no link or tag rule may touch them
-        code.append(m.group(0))
+    def hide(kept: str) -> str:   # code spans and escaped marks are text: no link or tag rule may touch them
+        code.append(kept)
         return f"\x00{len(code) - 1}\x00"
 
-    text = _INLINE_CODE.sub(hide, text)
+    text = _INLINE_CODE.sub(lambda m: hide(m.group(0)), text)
+    text = _ESCAPED.sub(lambda m: hide(m.group(1)), text)
     text = _IMAGE.sub("", text)
     text = inline_marks(text)
     text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)

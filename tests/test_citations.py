@@ -166,3 +166,15 @@ def test_substitutions_and_inline_tags_keep_the_words_of_their_lines(tmp_path):
     lines = source_lines((tmp_path / "features.md").read_text())
     assert words_held("ORMs and ODMs", lines, 3, 3) == []
     assert words_held("ORMs and ODMs and XMLHttpRequest", lines, 3, 3) == ["xmlhttprequest"]
+
+
+def test_markdown_backslash_escapes_read_as_their_mark(tmp_path):
+    """CommonMark: an escaped punctuation mark is that mark (Node's docs write "byte\\_length",
+    so the identifier a user types is in the text), it starts no link or tag, and a code span
+    keeps its backslashes. The cited lines still hold every word."""
+    doc = ("# Buffers\n\nIf byte\\_length is `0`, see \\[`setKeepAlive([enable])`]\\[`x`] and \\<b\\>, "
+           "not `a\\_b`.\n")
+    (tmp_path / "buf.md").write_text(doc)
+    (p,) = load_corpus(tmp_path)
+    assert p.text == "If byte_length is `0`, see [`setKeepAlive([enable])`][`x`] and <b>, not `a\\_b`."
+    assert words_held(p.text, doc.split("\n"), *p.cite.lines) == []
