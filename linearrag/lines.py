@@ -23,6 +23,7 @@ from collections import defaultdict
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_ROLE = re.compile(r"(?:\\ )?(?:\{[A-Za-z][\w:+-]*\}|:[A-Za-z][\w:+-]*:)`([^`]*)`(?:\\ )?")   # MyST, rST
 _JSON_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[nrtbf\"\\/])")
 # Words the readers write themselves (admonition and version labels): allowed to be missing.
 GENERATED = frozenset({"added", "in", "version", "changed", "deprecated", "since", "removed", "see", "also",
@@ -126,7 +127,8 @@ class LineFinder:
 def words_held(text: str, lines: list[str], first: int, last: int) -> list[str]:
     """The words of ``text`` that lines ``first``…``last`` (1-based, inclusive) of a file lack,
     words the readers write themselves (:data:`GENERATED`) left out; [] when all are held. Inline
-    tags count as written and as rendered: ``<abbr>ORM</abbr>s`` holds "ORMs" (and "abbr")."""
+    tags and roles count as written and as rendered: ``<abbr>ORM</abbr>s`` holds "ORMs" (and
+    "abbr"), ``compatible{sup}`1``` "compatible1", ``H\ :sub:`2`\ O`` "H2O"."""
     span = "\n".join(lines[first - 1:last])
-    held = set(words(span)) | set(words(_TAG.sub("", span)))
+    held = set(words(span)) | set(words(_TAG.sub("", span))) | set(words(_ROLE.sub(r"\1", span)))
     return [w for w in dict.fromkeys(words(text)) if w not in held and w not in GENERATED]

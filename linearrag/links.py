@@ -82,8 +82,8 @@ class _Corpus:
         """(document, title) that ``target``, linked from ``doc``, names; (None, None) for nothing."""
         if target.startswith("wiki:"):
             return None, self.by_name.get(target[5:].strip().casefold())
-        if target.startswith("ref:"):
-            return self.labels.get(target, (None, None))
+        if target.startswith("ref:"):   # a label with spaces is written %20 in a Markdown link
+            return self.labels.get(" ".join(unquote(target).split()), (None, None))
         site_path = _site_path(target)
         if site_path is not None:
             return self.path(doc, site_path[1]) if site_path[0] in self.own_sites else (None, None)

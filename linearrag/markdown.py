@@ -33,11 +33,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from .links import anchor_key
-from .mdmarks import AUTODOC, FOOTNOTE_DEF, TAB, TASK, inline_marks, table_line, unquoted
+from .mdmarks import AUTODOC, FOOTNOTE_DEF, TAB, TASK, inline_marks, table_line, tag_gap, unquoted
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+# A code fence, at any indent (list items indent theirs) or on a list item's own line ("- ```"); a
+# backtick fence's info string holds no backtick ("``` a ``` b" is inline code).
+FENCE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(`{3,}(?=[^`]*$)|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _ANCHOR = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -125,7 +128,7 @@ def document_title(text: str, fallback: str) -> str:
     in_fence = False
     previous = ""
     for line in text.split("\n"):
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
         elif not in_fence:
             m = _heading(line)
@@ -185,9 +188,9 @@ class _Reader:
             elif not _BOOK_INCLUDE.match(line):   # a file the book pulls in: never read, no text
                 self.code.append(line)
             return
-        if _FENCE.match(line):
+        if FENCE.match(line):
             self.flush()
-            self.fence = _FENCE.match(line).group(1)
+            self.fence = FENCE.match(line).group(1)
             return
         heading = _heading(line)
         setext = _SETEXT.match(line) if len(self.para) == 1 and not heading else None
@@ -275,7 +278,7 @@ def reference_targets(text: str) -> dict[str, str]:
         if fence is not None:
             fence = None if line.strip().startswith(fence) else fence
             continue
-        m = _FENCE.match(line)
+        m = FENCE.match(line)
         if m:
             fence = m.group(1)
             continue
@@ -308,7 +311,8 @@ def heading_anchors(raw: str, name: str) -> list[str]:
     out = [anchor_key(name)] if name else []
     m = _EXPLICIT_ID.search(raw)
     if m:
-        out += [anchor_key(m.group(1)), f"ref:{m.group(1).casefold()}"]
+        label = " ".join(unquote(m.group(1)).split())   # a MyST label with spaces is written %20
+        out += [anchor_key(label), f"ref:{label.casefold()}"]
     return list(dict.fromkeys(a for a in out if a != "#"))
 
 
@@ -352,19 +356,9 @@ def clean_inline(text: str) -> str:
         text = _LINK.sub(r"\1", text)
     text = _REF_LINK.sub(r"\1", text)
     text = _AUTOLINK.sub("", text)
-    text = _TAG.sub(_tag_gap, text)
+    text = _TAG.sub(tag_gap, text)
     text = _HIDDEN.sub(lambda m: code[int(m.group(1))], text)
     return " ".join(text.split())
-
-
-_BLOCK_TAG = re.compile(r"</?(?:td|th|tr|table|thead|tbody|p|div|br|li|ul|ol|dl|dt|dd|h[1-6]|hr|section|details|"
-                        r"summary|blockquote)\b", re.IGNORECASE)
-
-
-def _tag_gap(m: re.Match) -> str:
-    """An HTML tag removed from prose: a block tag (a table cell, a paragraph) leaves a space so
-    that the words on either side stay apart; an inline one (``<abbr>``, ``<b>``) leaves nothing."""
-    return " " if _BLOCK_TAG.match(m.group(0)) else ""
 
 
 def link_pairs(raw: str, refs: dict[str, str] | None = None) -> list[tuple[str, str]]:

@@ -5,7 +5,8 @@ Footnote markers (``[^1]``), Pandoc citations (``[@key]``), Quarto cross-referen
 carry no words of their own; a content tab's title (MkDocs ``=== "Linux"``) or a GitHub alert's
 kind (``> [!NOTE]``) heads the text below it; an mkdocstrings block (``::: pkg.Class`` and its
 indented options) documents code that is not in the folder; a pipe table reads one row per line
-("a | b"). ``markdown.py`` applies them line by line.
+("a | b"); an HTML tag in prose leaves a space where it breaks a block (:func:`tag_gap`).
+``markdown.py`` applies them line by line.
 """
 
 from __future__ import annotations
@@ -49,3 +50,13 @@ def unquoted(line: str) -> tuple[str, str]:
     line = line[quote.end():]
     alert = _ALERT.match(line)
     return (line[alert.end():], f"{alert.group(1).capitalize()}:") if alert else (line, "")
+
+
+_BLOCK_TAG = re.compile(r"</?(?:td|th|tr|table|thead|tbody|p|div|br|li|ul|ol|dl|dt|dd|h[1-6]|hr|section|details|"
+                        r"summary|blockquote)\b", re.IGNORECASE)
+
+
+def tag_gap(m: re.Match) -> str:
+    """An HTML tag removed from prose: a block tag (a table cell, a paragraph) leaves a space so
+    that the words on either side stay apart; an inline one (``<abbr>``, ``<b>``) leaves nothing."""
+    return " " if _BLOCK_TAG.match(m.group(0)) else ""

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+from .markdown import FENCE
+
 _MODULE = re.compile(r"^(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?['\"]|import\s*\{|import\s+\w+\s*,\s*\{"
                      r"|export\s+(?:const|default|function|let|var|async|\{))")
 _STATEMENT_END = re.compile(r"(?:\bfrom\s+['\"][^'\"]*['\"]|;)\s*$")
@@ -34,8 +35,8 @@ def to_markdown(text: str) -> str:
         if fence is not None:
             fence = None if line.strip().startswith(fence) else fence
             out.append(line)
-        elif _FENCE.match(line):
-            fence = _FENCE.match(line).group(1)
+        elif FENCE.match(line):
+            fence = FENCE.match(line).group(1)
             out.append(line)
         elif statement or _MODULE.match(line):
             statement = not _STATEMENT_END.search(line) and (statement or "{" in line) and "}" not in line[-3:]

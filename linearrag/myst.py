@@ -20,19 +20,20 @@ from __future__ import annotations
 import re
 import textwrap
 
+from .markdown import FENCE
 from .rst import (CODE_DIRECTIVES, CODE_ROLES, CONTAINERS, DROP_DIRECTIVES, TITLED_CONTAINERS, VERSION_DIRECTIVES,
                   csv_rows, numbered_text, read_rst, role_text, title_head)
 
 # A role, or an inline code span (whose text is kept: "`/items/{item_id}`" holds no role), or a
 # substitution ("{{ project }}": its name, as reStructuredText's |name| reads; the value is elsewhere).
-_ROLE_OR_CODE = re.compile(r"(?<![\w/])\{([A-Za-z][\w:+-]*)\}`([^`]+)`|`[^`\n]+`|\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}")
+_ROLE_OR_CODE = re.compile(r"(?<![/$])\{([A-Za-z][\w:+-]*)\}`([^`]+)`|`[^`\n]+`|\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}")
 _DIRECTIVE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{([A-Za-z][\w:+-]*)\}\s*(.*)$")
-_TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
+_TARGET = re.compile(r"^\s*\(([^()\s](?:[^()\n]*[^()\s])?)\)=\s*$")   # "(label)=", "(Hash-checking mode)="
 _COMMENT = re.compile(r"^\s*%(\s|$)")
 _ATX = re.compile(r"^\s{0,3}#{1,6}\s")
 _HAS_ID = re.compile(r"\{\s*#[^}]*\}\s*$")
 _OPTION = re.compile(r"^\s*:[\w-]+:(\s.*)?$")
-_MYST_BLOCK = re.compile(r"^\s*(`{3,}|:{3,})\{[A-Za-z]|^\s*\([^()\s]+\)=\s*$", re.M)
+_MYST_BLOCK = re.compile(r"^\s*(`{3,}|:{3,})\{[A-Za-z]|^\s*\([^()\s](?:[^()\n]*[^()\s])?\)=\s*$", re.M)
 _CELL_BREAK = re.compile(r"^\+\+\+(\s.*)?$")   # MyST-NB: a notebook cell boundary, with its metadata
 _MATH_LABEL = re.compile(r"^(\s*\$\$)\s*\([^()\s]+\)\s*$")   # "$$ (label)": the equation's label
 _ROW = re.compile(r"^(\s*)[*-]\s+-\s*(.*)$")   # a list-table row: "* - first cell"
@@ -60,6 +61,13 @@ def to_markdown(text: str) -> str:
     return "\n".join(_lines(text.split("\n")))
 
 
+def label_id(label: str) -> str:
+    """A label as a link target or a heading id can hold it: Sphinx labels may have spaces ("pip
+    download", "Hash-checking mode"), which a Markdown link or a ``{#id}`` cannot; they are written
+    ``%20`` (``links.py`` and ``heading_anchors`` read them back)."""
+    return "%20".join(label.split())
+
+
 def _lines(lines: list[str]) -> list[str]:
     lines = list(lines)   # a label's heading gets its id in place
     out: list[str] = []
@@ -76,14 +84,15 @@ def _lines(lines: list[str]) -> list[str]:
         if _TARGET.match(line):   # a label: kept on the heading it names, as an explicit id
             nxt = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), None)
             if nxt is not None and _ATX.match(lines[nxt]) and not _HAS_ID.search(lines[nxt]):
-                lines[nxt] = f"{lines[nxt].rstrip()} {{#{_TARGET.match(line).group(1)}}}"
+                lines[nxt] = f"{lines[nxt].rstrip()} {{#{label_id(_TARGET.match(line).group(1))}}}"
             i += 1
             continue
         if _COMMENT.match(line) or _CELL_BREAK.match(line):
             i += 1
             continue
-        if line.lstrip().startswith(("```", "~~~")):   # an ordinary code fence: copied as it is
-            end = _closing(lines, i + 1, line.lstrip()[:3])
+        fence = FENCE.match(line)
+        if fence:   # an ordinary code fence (a list item's too): copied as it is
+            end = _closing(lines, i + 1, fence.group(1))
             out.extend(lines[i:end + 1])
             i = end + 1
             continue
@@ -201,7 +210,7 @@ def _role(m: re.Match) -> str:
     if role == "doc" and target:
         return f"[{shown}]({target})"
     if role == "ref" and target:   # a label; the corpus loader finds the heading it names
-        return f"[{shown}](ref:{target.casefold()})"
+        return f"[{shown}](ref:{label_id(target).casefold()})"
     if role in CODE_ROLES or role == "term":   # a glossary term: code, as its entry writes it
         return f"`{shown}`"
     return shown

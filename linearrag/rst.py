@@ -245,9 +245,11 @@ def _walk(node, path: list[str], sections: list[Section], top: bool = False) -> 
 
 def _labels(section, heading) -> list[str]:
     """The explicit targets (``.. _label:``) that name ``section``, as ``ref:label``: docutils
-    files them under the section's names, next to the name its title gives it."""
+    files them under the section's names, next to the name its title gives it (the same name when
+    the label is the title's words, ``.. _pip download:`` over "pip download": explicit then)."""
     implicit = nodes.fully_normalize_name(heading.astext()) if heading is not None else None
-    return [f"ref:{name}" for name in section.get("names", []) if name != implicit]
+    explicit = section.document.nametypes if section.document is not None else {}
+    return [f"ref:{name}" for name in section.get("names", []) if name != implicit or explicit.get(name)]
 
 
 def _block(node, section: Section) -> None:

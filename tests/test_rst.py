@@ -474,3 +474,47 @@ def test_txt_files_with_rst_markup_are_read_as_rst_and_parsed_literals_render(tm
     assert by_id["notes.txt#0"].text == "Plain notes: the role syntax is :name:, and .. is a path.\nSecond paragraph."
     lines = (tmp_path / "howto.txt").read_text().split("\n")
     assert words_held(howto.text, lines, *howto.cite.lines) == []
+
+
+def test_myst_labels_with_spaces_glued_roles_and_fences_in_list_items(tmp_path):
+    """What pip's docs (Sphinx + MyST) hold: labels with spaces, ``(Hash-checking mode)=`` and an
+    rST ``.. _pip download:`` over the title "pip download" (a label that is the title's words was
+    taken for the title's own name), referenced from MyST (the link leaked as
+    "(ref:hash-checking mode)"),
+    a role glued to a word ("compatible{sup}`1`"), and code fences inside list items ("- ```" and
+    an indented fence), whose marks leaked and turned the prose after them into code."""
+    (tmp_path / "download.rst").write_text(".. _pip download:\n\npip download\n============\n\n"
+                                           "Download packages without installing them.\n")
+    page = textwrap.dedent("""\
+        # Secure installs
+
+        - Enable {ref}`Hash-checking mode`, and see {ref}`pip download`.
+        - ```
+          PIP_FIND_LINKS="http://mirror1.example.com"
+          ```
+
+          is the same as
+
+          ```
+          --find-links=http://mirror1.example.com
+          ```
+
+        `~=` matches any compatible{sup}`1` version.
+
+        (Hash-checking mode)=
+
+        ## Hash-checking Mode
+
+        Pass `--require-hashes`.
+        """)
+    (tmp_path / "secure.md").write_text(page)
+    by_id = {p.id: p for p in load_corpus(tmp_path)}
+    intro = by_id["secure.md#0"]
+    assert intro.links == (("Hash-checking mode", "Hash-checking Mode"), ("pip download", "pip download"))
+    text = intro.text
+    for debris in ("ref:", "```", "{sup}", "(Hash-checking mode)="):
+        assert debris not in text, debris
+    assert "is the same as" in text.splitlines()                      # prose, not code
+    assert 'PIP_FIND_LINKS="http://mirror1.example.com"' in text         # the fenced code, as code
+    assert "`~=` matches any compatible1 version." in text.splitlines()
+    assert words_held(text, page.split("\n"), *intro.cite.lines) == []
