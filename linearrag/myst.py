@@ -22,7 +22,7 @@ import textwrap
 
 from .markdown import FENCE
 from .rst import (CODE_DIRECTIVES, CODE_ROLES, CONTAINERS, DROP_DIRECTIVES, TITLED_CONTAINERS, VERSION_DIRECTIVES,
-                  csv_rows, numbered_text, read_rst, role_text, title_head)
+                  csv_rows, numbered_text, read_rst, role_text, shows_nothing, title_head)
 
 # A role, or an inline code span (whose text is kept: "`/items/{item_id}`" holds no role), or a
 # substitution ("{{ project }}": its name, as reStructuredText's |name| reads; the value is elsewhere).
@@ -138,6 +138,8 @@ def _directive(name: str, args: str, body: list[str], indent: str) -> list[str]:
         head = ""
     elif name in _TITLES:
         head = f"{_TITLES[name]}" + (f" ({args})" if args else "") + ":"
+    elif shows_nothing(name, any(line.strip() for line in body)):   # generated from outside the folder
+        return []
     else:
         head = f"`{args}`" if args else ""   # a described object's signature, or nothing
     inner = _lines(body)

@@ -58,6 +58,15 @@ CODE_DIRECTIVES = {"code-block", "sourcecode", "code", "doctest", "testcode", "t
                     "parsed-literal", "literal-block", "prompt", "console"}
 VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
                        "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+# Directives that describe an object (Sphinx's domains, CMake's): their argument is a signature,
+# shown even without content. Any other directive docutils does not know shows nothing without
+# content (:func:`shows_nothing`): it writes text from outside the folder (pip's
+# "pip-command-usage:: hash", CMake's "cmake-module:: ../../Modules/X.cmake") or nothing at all.
+OBJECT_DIRECTIVES = {"function", "class", "method", "attribute", "property", "data", "exception", "decorator",
+                     "decoratormethod", "classmethod", "staticmethod", "option", "cmdoption", "envvar", "describe",
+                     "object", "confval", "type", "member", "macro", "struct", "union", "enum", "enumerator", "var",
+                     "concept", "alias", "directive", "event", "setting", "command", "variable", "genex", "signal"}
+_ARGUMENT_IS_TEXT = {"seealso", "centered", "todo", *VERSION_DIRECTIVES}
 # Roles whose text is an identifier, an option, a file or a command: written as inline code.
 CODE_ROLES = {"option", "envvar", "file", "command", "program", "class", "func", "meth", "attr", "mod", "data",
                "exc", "obj", "const", "code", "samp", "kbd", "makevar", "mailheader", "mimetype", "regexp",
@@ -90,6 +99,13 @@ def title_head(title: str) -> str:
     """A tab's or a card's title as the head of its text: "macOS/Linux:", "Why a venv?" ("" for none)."""
     title = title.strip()
     return title if not title or title[-1] in ".?!:" else f"{title}:"
+
+
+def shows_nothing(name: str, has_content: bool) -> bool:
+    """Whether a directive docutils does not know (named without its domain) writes no text: one
+    without content that describes no object and whose argument is no text (see
+    :data:`OBJECT_DIRECTIVES`)."""
+    return not has_content and name not in OBJECT_DIRECTIVES and name not in _ARGUMENT_IS_TEXT
 
 
 def numbered_text(shown: str, target: str | None) -> str:
@@ -147,7 +163,7 @@ class _Generic(Directive):
             return [container]
         if name == "csv-table":   # an inline table (one read from a file has no content: nothing)
             return [nodes.paragraph(row, row) for row in csv_rows(self.content)]
-        if name in DROP_DIRECTIVES or name.startswith("auto"):
+        if name in DROP_DIRECTIVES or name.startswith("auto") or shows_nothing(name, any(self.content)):
             return []
         if name in CODE_DIRECTIVES:
             code = "\n".join(self.content)

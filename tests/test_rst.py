@@ -518,3 +518,33 @@ def test_myst_labels_with_spaces_glued_roles_and_fences_in_list_items(tmp_path):
     assert 'PIP_FIND_LINKS="http://mirror1.example.com"' in text         # the fenced code, as code
     assert "`~=` matches any compatible1 version." in text.splitlines()
     assert words_held(text, page.split("\n"), *intro.cite.lines) == []
+
+
+def test_directives_that_generate_text_from_outside_the_folder_write_nothing():
+    """An unknown directive without content writes no text unless it describes an object: pip's
+    ``pip-command-usage:: hash`` and CMake's ``cmake-module:: ../../Modules/X.cmake`` fill their
+    page from code outside the folder, and read as a lone "`hash`" or a path. A description
+    without content keeps its signature, ``seealso`` its argument, in MyST alike."""
+    from linearrag.markdown import read_sections
+    from linearrag.myst import to_markdown
+
+    doc = textwrap.dedent("""\
+        pip hash
+        ========
+
+        .. pip-command-usage:: hash "python -m pip"
+
+        .. cmake-module:: ../../Modules/FindFoo.cmake
+
+        .. py:function:: hash_file(path)
+
+        .. seealso:: The hashing guide.
+
+        Computes a hash of a package archive.
+        """)
+    (section,) = read_rst(doc, "f")
+    assert section.paragraphs == ["`hash_file(path)`", "The hashing guide.",
+                                  "Computes a hash of a package archive."]
+    md = "# pip hash\n\n```{pip-command-usage} hash\n```\n\n```{py:function} hash_file(path)\n```\n\nComputes a hash.\n"
+    (section,) = read_sections(to_markdown(md), "f")
+    assert section.paragraphs == ["`hash_file(path)`", "Computes a hash."]
