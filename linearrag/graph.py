@@ -186,12 +186,20 @@ class GraphBuilder:
         for e, labels in enumerate(self._labels):
             if set(labels) == {"TERM"} and _bare_word(keys[e]):
                 keep[e] = False   # "way", "step", "variety": a word, not a term of the corpus
+            elif keys[e] in _ADMONITION_WORDS and not set(labels) & _NAMED_BY_THE_TEXT:
+                keep[e] = False   # "Note:" heads a paragraph; NER now and then calls it a name
             elif set(labels) <= TERM_LABELS:
                 keep[e] = df[e] <= max_df and (df[e] >= self.term_min_df or set(labels) != {"TERM"})
         return keep
 
 
 TERM_MAX_DF_FLOOR = 20
+# The labels that head a paragraph (written by the readers for an admonition, "Note: …", or by
+# authors, "**Note:**"): no entity, however NER tags them (npm's docs: "Note" in 95 passages),
+# unless the text names one so (a heading, a title, code, a link).
+_ADMONITION_WORDS = frozenset({"note", "warning", "tip", "hint", "important", "caution", "attention", "see also",
+                               "todo", "added"})
+_NAMED_BY_THE_TEXT = frozenset({"CODE", "HEADING", "LINK", "TITLE"})
 
 
 def _bare_word(key: str) -> bool:

@@ -85,3 +85,18 @@ def test_short_names_merge_only_when_asked():
         b = GraphBuilder(merge_short_names=merge)
         b.add(text)
         assert b.build().entity_keys == keys
+
+
+def test_admonition_labels_are_no_entity_unless_the_text_names_them():
+    """"Note:" heads a paragraph (the readers write it for an admonition, authors as "**Note:**");
+    the small NER model now and then tags it ORG, which kept it as a name linking every page with
+    a note. It is no entity then; a heading "Note" or a `Warning` in code still is."""
+    from linearrag.graph import GraphBuilder
+
+    b = GraphBuilder()
+    for i in range(4):
+        b.add(AnalyzedText([f"Note: step {i} needs Redis."], [[_m("Note", "ORG" if i == 0 else "TERM"),
+                                                               _m("Redis", "ORG")]]))
+    b.add(AnalyzedText(["Tip: pin versions."], [[_m("Tip", "PERSON")]]), terms=(("Warning", "CODE"),))
+    g = b.build()
+    assert sorted(g.entity_keys) == ["redis", "warning"]
