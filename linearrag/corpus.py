@@ -192,7 +192,7 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
     kind = "html" if suffix in HTML_SUFFIXES else "json" if suffix == NOTEBOOK_SUFFIX else ""
     if suffix == MDX_SUFFIX:   # module lines and JSX comments out first (same lines: citations hold)
         text = mdx_to_markdown(text)
-    finder = LineFinder(source_lines(text, kind))
+    finder = LineFinder(source_lines(text, kind, tags=False))
     if suffix in MARKDOWN_SUFFIXES:
         if file.name.casefold() == "summary.md" and is_table_of_contents(text):
             raise CorpusError(f"{file}: a table of contents (a book's SUMMARY.md: links to every chapter), no text")

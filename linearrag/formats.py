@@ -5,8 +5,11 @@
 * HTML (Beautiful Soup, the standard library's parser): the main text — ``<main>``, else
   ``<article>``, else ``<body>`` without navigation, headers, footers, scripts and styles —
   cut into sections at ``<h1>``…``<h6>`` like Markdown; ``<pre>`` blocks are code, inline
-  ``<code>`` is written in backticks so that it becomes a candidate term. A heading's ids
-  (its own, its ``<section>``'s) are what links' fragments may name; Sphinx's "¶" marks go.
+  ``<code>`` is written in backticks so that it becomes a candidate term, a table row reads
+  "a | b". A heading's ids (its own, its ``<section>``'s, its links') are what links' fragments
+  may name; a heading's link to itself (Sphinx's "¶", Node's "#") is no word of it. The title is
+  the ``<h1>``, else the ``<title>`` without the site's name when the first heading says the
+  rest ("File system | Node.js v20 Documentation" → "File system").
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from .links import anchor_key
 from .markdown import Section, clean_inline
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-_BLOCKS = (*_HEADINGS, "p", "li", "pre", "blockquote", "td", "th", "dt", "dd", "figcaption", "caption")
+_BLOCKS = (*_HEADINGS, "p", "li", "pre", "blockquote", "tr", "td", "th", "dt", "dd", "figcaption", "caption")
+_PERMALINK = frozenset({"", "#", "¶", "§", "🔗", "link", "permalink"})   # a heading's link to itself
 _DROP = ("script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button")
 _BLANK_LINES = re.compile(r"\n\s*\n")
 TREE_MAX_TAGS = 100_000   # pages with more tags are read as a stream (_StreamReader)
@@ -59,15 +63,18 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
     for tag in soup(_DROP):
         tag.decompose()
     root = soup.find("main") or soup.find("article") or soup.body or soup
-    for mark in root.select("a.headerlink"):   # Sphinx's "¶" after each heading
-        mark.decompose()
+    for heading in root.find_all(_HEADINGS):   # Sphinx's "¶", Node's "#": no words (their ids stay)
+        for mark in heading.find_all("a", href=True):
+            if mark["href"].startswith("#") and mark.get_text(strip=True).casefold() in _PERMALINK:
+                mark.clear()
     for code in root.find_all("code"):
         if code.find_parent("pre") is None:
             code.replace_with(f"`{code.get_text()}`")
     _space_blocks(root)
-    h1 = root.find("h1")
+    h1, first = root.find("h1"), root.find(_HEADINGS)
     page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    title = (h1.get_text(" ", strip=True) if h1 else "") or page_title or fallback_title
+    title = ((h1.get_text(" ", strip=True) if h1 else "")
+             or own_title(page_title, first.get_text(" ", strip=True) if first else "") or fallback_title)
     sections = [Section([title])]
     stack: list[tuple[int, str]] = []
     for el in root.find_all(_BLOCKS):
@@ -89,11 +96,22 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
             if body.strip():
                 sections[-1].add(body, code=True)
         else:
-            prose = " ".join(el.get_text().split())
+            if el.name == "tr":   # a table row reads "a | b", as Markdown's and reStructuredText's do
+                cells = (" ".join(c.get_text().split()) for c in el.find_all(("td", "th"), recursive=False))
+                prose = " | ".join(c for c in cells if c)
+            else:
+                prose = " ".join(el.get_text().split())
             if prose:
                 links = [(" ".join(a.get_text().split()), a["href"]) for a in el.find_all("a", href=True)]
                 sections[-1].add(prose, links=[(t, h) for t, h in links if t])
     return [s for s in sections if s.paragraphs]
+
+
+def own_title(page_title: str, first_heading: str) -> str:
+    """A page's ``<title>`` without the site's name ("File system | Node.js v20 Documentation" →
+    "File system") when the page's first heading says the part before it; else the whole."""
+    rest = page_title[len(first_heading):] if first_heading and page_title.startswith(first_heading) else None
+    return first_heading if rest is not None and re.match(r"\s*[|–—·:-]\s", rest) else page_title
 
 
 def _space_blocks(root) -> None:
@@ -138,13 +156,15 @@ class _StreamReader(HTMLParser):
         self.buffer: list[str] = []
         self.mode = ""             # "", "pre", "heading:N", "title"
         self.page_title = ""
+        self.first_heading = ""
+        self.mark_at: int | None = None   # where a heading's link to itself began in the buffer
 
     def read(self, text: str) -> list[Section]:
         for start in range(0, len(text), 1 << 16):
             self.feed(text[start:start + (1 << 16)])
         self.close()
         self._flush()
-        title = self.page_title or self.fallback
+        title = own_title(self.page_title, self.first_heading) or self.fallback
         for section in self.sections:
             section.path[0] = title
         return [s for s in self.sections if s.paragraphs]
@@ -166,6 +186,8 @@ class _StreamReader(HTMLParser):
                 self.mode = "pre"
         elif tag == "code" and self.mode != "pre":
             self.buffer.append("`")
+        elif tag == "a" and self.mode.startswith("heading:") and (dict(attrs).get("href") or "").startswith("#"):
+            self.mark_at = len(self.buffer)
 
     def handle_endtag(self, tag):
         if tag in _DROP:
@@ -178,6 +200,10 @@ class _StreamReader(HTMLParser):
             self.buffer, self.mode = [], ""
         elif tag == "code" and self.mode != "pre":
             self.buffer.append("`")
+        elif tag == "a" and self.mark_at is not None:
+            if "".join(self.buffer[self.mark_at:]).strip().casefold() in _PERMALINK:
+                del self.buffer[self.mark_at:]
+            self.mark_at = None
         elif tag in _HEADINGS or tag == "pre" or tag in self._BREAKS:
             self._flush()
 
@@ -195,6 +221,7 @@ class _StreamReader(HTMLParser):
             while self.stack and self.stack[-1][0] >= level:
                 self.stack.pop()
             self.stack.append((level, name))
+            self.first_heading = self.first_heading or name
             self.sections.append(Section([self.fallback, *(h for _, h in self.stack)]))
         elif mode == "pre":
             if text.strip():

@@ -24,6 +24,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _ROLE = re.compile(r"(?:\\ )?(?:\{[A-Za-z][\w:+-]*\}|:[A-Za-z][\w:+-]*:)`([^`]*)`(?:\\ )?")   # MyST, rST
+_MARKUP = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.DOTALL)
 _JSON_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[nrtbf\"\\/])")
 # Words the readers write themselves (admonition and version labels): allowed to be missing.
 GENERATED = frozenset({"added", "in", "version", "changed", "deprecated", "since", "removed", "see", "also",
@@ -38,9 +39,13 @@ def words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
-def source_lines(raw: str, kind: str = "") -> list[str]:
-    """The lines of a file as the line finder reads them: HTML entities decoded (``html``),
-    JSON string escapes decoded (``json``: a notebook); line numbers unchanged."""
+def source_lines(raw: str, kind: str = "", tags: bool = True) -> list[str]:
+    """The lines of a file as the line finder reads them: HTML entities decoded (``html``; with
+    ``tags=False`` its tags and comments blanked first, so that the words of an attribute — a
+    link's URL — do not stand between the words a reader keeps), JSON string escapes decoded
+    (``json``: a notebook); line numbers unchanged."""
+    if kind == "html" and not tags:
+        raw = _MARKUP.sub(lambda m: "\n" * m.group(0).count("\n") or " ", raw)
     lines = raw.split("\n")
     if kind == "html":
         return [html.unescape(line) for line in lines]

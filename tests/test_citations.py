@@ -178,3 +178,18 @@ def test_markdown_backslash_escapes_read_as_their_mark(tmp_path):
     (p,) = load_corpus(tmp_path)
     assert p.text == "If byte_length is `0`, see [`setKeepAlive([enable])`][`x`] and <b>, not `a\\_b`."
     assert words_held(p.text, doc.split("\n"), *p.cite.lines) == []
+
+
+def test_html_citations_read_past_the_urls_inside_tags(tmp_path):
+    """Node's API pages put a long link between a parameter and its type (``<code>mode</code> <a
+    href="https://developer.mozilla.org/…#Number_type">&lt;integer></a>``). Counted as file words,
+    the URL parted them, the line finder took a later, tighter copy of the same words, and the next
+    passages were cited hundreds of lines too far. Tags are no words to the finder."""
+    url = "https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/Data_structures#Number_type"
+    item = f'<li><code>mode</code> <a href="{url}" class="type">&#x3C;integer></a></li>'
+    page = ("<html><body><main>\n<h2>lchmod</h2>\n<ul>\n" + item + "\n</ul>\n<p>Changes the permissions.</p>\n"
+            + "\n".join(f"<p>Filler paragraph {i}.</p>" for i in range(30))
+            + "\n<h2>chmod</h2>\n<p><code>mode</code> &#x3C;integer></p>\n<p>Changes the mode.</p>\n</main></body></html>")
+    (tmp_path / "fs.html").write_text(page)
+    (first, *_) = load_corpus(tmp_path, max_chars=60)
+    assert first.text == "`mode` <integer>\nChanges the permissions." and tuple(first.cite.lines) == (4, 6)

@@ -109,3 +109,46 @@ def test_html_blocks_inside_a_block_and_line_breaks_stay_apart(tmp_path):
         "item one nested", "inline marks join"]
     lines = source_lines((tmp_path / "api.html").read_text(encoding="utf-8"), "html")
     assert words_held(passage.text, lines, *passage.cite.lines) == []
+
+
+NODE_PAGE = """<html><head><title>File system | Node.js v20.20.2 Documentation</title></head><body>
+<header><h1>Node.js v20.20.2 documentation</h1></header>
+<div id="apicontent">
+<h2>File system<span><a class="mark" href="#file-system" id="file-system">#</a></span></h2>
+<p>The <code>node:fs</code> module enables interacting with the file system.</p>
+<h4><code>fs.ftruncate(fd[, len], callback)</code><span><a class="mark" href="#fsftruncate" id="fsftruncate">#</a></span></h4>
+<table>
+<tr><th>Version</th><th>Changes</th></tr>
+<tr><td>v10.0.0</td>
+<td><p>The <code>callback</code> parameter is no longer optional.</p></td></tr>
+</table>
+<p>Truncates the file descriptor.</p>
+<h2>C#<span><a class="mark" href="#c-sharp" id="c-sharp">#</a></span></h2>
+<p>See <a href="#fsftruncate">ftruncate</a> for the sharp details.</p>
+</div></body></html>
+"""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_node_style_html_title_permalinks_and_table_rows(tmp_path, monkeypatch, stream):
+    """Node's API pages: the <title> carries the site's name ("File system | Node.js … Documentation")
+    and the page's <h1> sits in the dropped header; each heading ends in a "#" link to itself; a
+    history table's cells belong to rows. The title is the page's own part, a permalink mark is no
+    word of its heading (its id still names the section, and "C#" keeps its own "#"), a row reads
+    "a | b" (the stream reader for large pages keeps the cells apart)."""
+    import linearrag.formats as formats
+
+    if stream:
+        monkeypatch.setattr(formats, "TREE_MAX_TAGS", 0)
+    (tmp_path / "fs.html").write_text(NODE_PAGE, encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    by_title = {p.title: p for p in passages}
+    assert set(by_title) == {"File system", "File system › `fs.ftruncate(fd[, len], callback)`", "File system › C#"}
+    lines = by_title["File system › `fs.ftruncate(fd[, len], callback)`"].text.splitlines()
+    if not stream:
+        assert lines[:2] == ["Version | Changes", "v10.0.0 | The `callback` parameter is no longer optional."]
+    assert lines[-1] == "Truncates the file descriptor."
+    if not stream:   # (the stream reader keeps no links)
+        assert by_title["File system › C#"].links == (("ftruncate", "`fs.ftruncate(fd[, len], callback)`"),)
+    for p in passages:
+        assert words_held(p.text, source_lines(NODE_PAGE, "html"), *p.cite.lines) == [], p.id
