@@ -25,6 +25,7 @@ from .markdown import Section, clean_inline
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BLOCKS = (*_HEADINGS, "p", "li", "pre", "blockquote", "tr", "td", "th", "dt", "dd", "figcaption", "caption")
+_TITLE_SEPARATOR = re.compile(r"\s+[|–—·:-]\s+")
 _PERMALINK = frozenset({"", "#", "¶", "§", "🔗", "link", "permalink"})   # a heading's link to itself
 _DROP = ("script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button")
 _BLANK_LINES = re.compile(r"\n\s*\n")
@@ -109,9 +110,16 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
 
 def own_title(page_title: str, first_heading: str) -> str:
     """A page's ``<title>`` without the site's name ("File system | Node.js v20 Documentation" →
-    "File system") when the page's first heading says the part before it; else the whole."""
-    rest = page_title[len(first_heading):] if first_heading and page_title.startswith(first_heading) else None
-    return first_heading if rest is not None and re.match(r"\s*[|–—·:-]\s", rest) else page_title
+    "File system") when the page's first heading says the part before it (its letters and digits: mdBook titles "To panic! or Not to panic! - The Rust Programming Language" over the
+    heading "To `panic!` or Not to `panic!`"); else the whole."""
+    def plain(text: str) -> str:   # letters and digits: "Test-Driven" is "Test Driven"
+        return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+    head = plain(first_heading)
+    for m in _TITLE_SEPARATOR.finditer(page_title):
+        if head and plain(page_title[:m.start()]) == head:
+            return " ".join(first_heading.split())   # as the heading says it: one title, said once
+    return page_title
 
 
 def _space_blocks(root) -> None:

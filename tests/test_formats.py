@@ -152,3 +152,19 @@ def test_node_style_html_title_permalinks_and_table_rows(tmp_path, monkeypatch, 
         assert by_title["File system › C#"].links == (("ftruncate", "`fs.ftruncate(fd[, len], callback)`"),)
     for p in passages:
         assert words_held(p.text, source_lines(NODE_PAGE, "html"), *p.cite.lines) == [], p.id
+
+
+def test_own_title_drops_the_site_name_only_when_the_first_heading_says_the_rest():
+    from linearrag.formats import own_title
+
+    assert own_title("File system | Node.js v20.20.2 Documentation", "File system") == "File system"
+    # mdBook: the heading's letters and digits decide ("Test-Driven", code marks)
+    assert own_title("Adding Functionality with Test Driven Development - The Rust Programming Language",
+                     "Adding Functionality with Test-Driven Development") == (
+        "Adding Functionality with Test-Driven Development")
+    assert own_title("To panic! or Not to panic! - The Rust Programming Language",
+                     "To `panic!` or Not to `panic!`") == "To `panic!` or Not to `panic!`"
+    # no heading that says it: the whole <title> ("A - Keywords" is not "Appendix A: Keywords")
+    assert own_title("A - Keywords - The Rust Programming Language", "Appendix A: Keywords") == (
+        "A - Keywords - The Rust Programming Language")
+    assert own_title("Pre-commit hooks", "Pre") == "Pre-commit hooks"
