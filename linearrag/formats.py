@@ -110,8 +110,9 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
 
 def own_title(page_title: str, first_heading: str) -> str:
     """A page's ``<title>`` without the site's name ("File system | Node.js v20 Documentation" →
-    "File system") when the page's first heading says the part before it (its letters and digits: mdBook titles "To panic! or Not to panic! - The Rust Programming Language" over the
-    heading "To `panic!` or Not to `panic!`"); else the whole."""
+    "File system") when the page's first heading says the part before it, compared by letters
+    and digits (mdBook titles "To panic! or Not to panic! - The Rust Programming Language" over
+    the heading "To `panic!` or Not to `panic!`"); else the whole."""
     def plain(text: str) -> str:   # letters and digits: "Test-Driven" is "Test Driven"
         return "".join(ch for ch in text.casefold() if ch.isalnum())
 
