@@ -27,6 +27,7 @@ import logging
 import re
 from pathlib import Path
 
+from .aggregate import aggregate_pages
 from .links import resolve_links
 from .passage import ANCHOR, HEADING_SEPARATOR, Citation, Passage
 from .errors import CorpusError
@@ -151,7 +152,7 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
                             f, f.resolve())
                 inventory.skip(f, "outside the allowed directories")
         files = [f for f, ok in zip(files, inside) if ok]
-    passages: list[Passage] = []
+    read: list[tuple[Path, list[Passage]]] = []
     for file in files:
         rel = file.relative_to(root).as_posix()
         try:
@@ -161,10 +162,18 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
             inventory.skip(file, _skip_reason(str(exc)))
             continue
         if found:
-            inventory.took(file)
-            passages.extend(found)
+            read.append((file, found))
         else:
             inventory.skip(file, "no text")
+    gathering = aggregate_pages([[p.text for p in found] for _, found in read])
+    passages: list[Passage] = []
+    for k, (file, found) in enumerate(read):
+        if k in gathering:   # print.html, all.html: every passage is another page's
+            log.warning("skipping %s: it only gathers other pages of the folder", file)
+            inventory.skip(file, "copies of other pages")
+        else:
+            inventory.took(file)
+            passages.extend(found)
     log.info("%s: %s", root, inventory.describe())
     if not passages and not allow_empty:
         raise CorpusError(f"{root}: no document with text below this directory ({inventory.describe()}); "

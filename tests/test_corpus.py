@@ -228,3 +228,28 @@ def test_links_to_the_projects_own_site_resolve_as_paths(tmp_path):
         encoding="utf-8")
     by_id = {p.id: p for p in load_corpus(tmp_path)}
     assert by_id["index.md#0"].links == (("body", "Request Body"), ("query", "Extra Part"), ("path", "Path Parameters"))
+
+
+def test_a_page_that_only_gathers_other_pages_is_skipped(tmp_path):
+    """mdBook's print.html (and Node's all.html) holds every chapter again: each of its passages
+    is a copy of one of another page. Such a page is skipped, and said so; a page that shares
+    all but one passage with others (npm's command pages repeat the settings sections) stays, and
+    so does a page copied into one other file only."""
+    from linearrag.aggregate import aggregate_pages
+    from linearrag.inventory import Inventory
+
+    chapters = {f"ch{c}.md": f"# Chapter {c}\n\n" + "".join(
+        f"## Part {c}.{k}\n\nChapter {c} explains topic {k} of the book in its own words.\n\n" for k in range(4))
+        for c in range(1, 4)}
+    for name, text in chapters.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "print.md").write_text("\n".join(chapters.values()))
+    (tmp_path / "notes.md").write_text("\n".join(chapters.values()) + "\n# Notes\n\nA note of its own.\n")
+    inventory = Inventory()
+    files = {p.cite.file for p in load_corpus(tmp_path, inventory=inventory)}
+    assert files == {"ch1.md", "ch2.md", "ch3.md", "notes.md"}
+    assert inventory.to_dict()["skipped"] == {"copies of other pages": {".md": 1}}
+    # by hand: file 2 gathers 0 and 1; file 3 copies file 0 only; short files never count
+    many = [f"text {k}" for k in range(12)]
+    assert aggregate_pages([many[:6], many[6:], many, many[:6] + ["own"], many[:3]]) == {2}
+    assert aggregate_pages([many[:10], many[:10]]) == set()
