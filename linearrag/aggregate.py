@@ -1,7 +1,7 @@
-"""Pages that only gather other pages: mdBook's ``print.html``, Node's ``all.html``, a Sphinx
-"singlehtml" build. Read with the rest, every passage of such a page is a second copy of one of
-another page (the rendered Rust book: 1,795 of its 3,678 passages were ``print.html``'s), which
-doubles the build for no word of its own. A page is an aggregate when every one of its
+"""Pages that only gather other pages, as mdBook's ``print.html`` gathers every chapter. Read with
+the rest, every passage of such a page is a second copy of one of another page (the rendered
+Rust book: 1,795 of its 3,678 passages were ``print.html``'s), which doubles the build for no
+word of its own. A page is an aggregate when every one of its
 passages (``AGGREGATE_MIN_PASSAGES`` or more) has its text, spacing folded, in another file, and
 they come from at least ``AGGREGATE_MIN_SOURCES`` files: skipping it loses no word. A chapter page
 copied once into ``print.html``, or a folder kept twice (``v1/``, ``v2/``), shares with one file

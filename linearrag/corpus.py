@@ -168,7 +168,7 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
     gathering = aggregate_pages([[p.text for p in found] for _, found in read])
     passages: list[Passage] = []
     for k, (file, found) in enumerate(read):
-        if k in gathering:   # print.html, all.html: every passage is another page's
+        if k in gathering:   # mdBook's print.html: every passage is another page's
             log.warning("skipping %s: it only gathers other pages of the folder", file)
             inventory.skip(file, "copies of other pages")
         else:
