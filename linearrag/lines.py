@@ -24,7 +24,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _ROLE = re.compile(r"(?:\\ )?(?:\{[A-Za-z][\w:+-]*\}|:[A-Za-z][\w:+-]*:)`([^`]*)`(?:\\ )?")   # MyST, rST
-_MARKUP = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.DOTALL)
+_MARKUP = re.compile(rf"<!--.*?-->|{_TAG.pattern}", re.DOTALL)   # tags (over lines too) and comments
 _JSON_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[nrtbf\"\\/])")
 # Words the readers write themselves (admonition and version labels): allowed to be missing.
 GENERATED = frozenset({"added", "in", "version", "changed", "deprecated", "since", "removed", "see", "also",

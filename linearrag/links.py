@@ -27,6 +27,18 @@ from .passage import ANCHOR, HEADING_SEPARATOR, Passage
 OWN_SITE_LINKS = 3
 
 
+def label_id(label: str) -> str:
+    """A Sphinx/MyST label as a Markdown link target or a ``{#id}`` can hold it: labels may have
+    spaces ("pip download", "Hash-checking mode"), written ``%20`` (:func:`label_text` reads them
+    back)."""
+    return "%20".join(label.split())
+
+
+def label_text(label: str) -> str:
+    """A label as written, from :func:`label_id`'s form: spaces back, spacing folded."""
+    return " ".join(unquote(label).split())
+
+
 def anchor_key(fragment: str) -> str:
     """A fragment as links and headings are compared: lower case, letters and digits only, so
     that every slug style (GitHub's, Python-Markdown's, an explicit id) meets the heading's words."""
@@ -82,8 +94,8 @@ class _Corpus:
         """(document, title) that ``target``, linked from ``doc``, names; (None, None) for nothing."""
         if target.startswith("wiki:"):
             return None, self.by_name.get(target[5:].strip().casefold())
-        if target.startswith("ref:"):   # a label with spaces is written %20 in a Markdown link
-            return self.labels.get(" ".join(unquote(target).split()), (None, None))
+        if target.startswith("ref:"):   # labels compare in lower case, as Sphinx's do
+            return self.labels.get(f"ref:{label_text(target[4:]).casefold()}", (None, None))
         site_path = _site_path(target)
         if site_path is not None:
             return self.path(doc, site_path[1]) if site_path[0] in self.own_sites else (None, None)

@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from urllib.parse import unquote
 
-from .links import anchor_key
+from .links import anchor_key, label_text
 from .mdmarks import AUTODOC, FOOTNOTE_DEF, TAB, TASK, inline_marks, table_line, tag_gap, unquoted
 
 # A code fence, at any indent (list items indent theirs) or on a list item's own line ("- ```"); a
@@ -311,7 +310,7 @@ def heading_anchors(raw: str, name: str) -> list[str]:
     out = [anchor_key(name)] if name else []
     m = _EXPLICIT_ID.search(raw)
     if m:
-        label = " ".join(unquote(m.group(1)).split())   # a MyST label with spaces is written %20
+        label = label_text(m.group(1))   # a MyST label with spaces is written %20
         out += [anchor_key(label), f"ref:{label.casefold()}"]
     return list(dict.fromkeys(a for a in out if a != "#"))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from .links import label_id
 from .markdown import FENCE
 from .rst import (CODE_DIRECTIVES, CODE_ROLES, CONTAINERS, DROP_DIRECTIVES, TITLED_CONTAINERS, VERSION_DIRECTIVES,
                   csv_rows, numbered_text, read_rst, role_text, shows_nothing, title_head)
@@ -59,13 +60,6 @@ def to_markdown(text: str) -> str:
     if not is_myst(text):
         return text
     return "\n".join(_lines(text.split("\n")))
-
-
-def label_id(label: str) -> str:
-    """A label as a link target or a heading id can hold it: Sphinx labels may have spaces ("pip
-    download", "Hash-checking mode"), which a Markdown link or a ``{#id}`` cannot; they are written
-    ``%20`` (``links.py`` and ``heading_anchors`` read them back)."""
-    return "%20".join(label.split())
 
 
 def _lines(lines: list[str]) -> list[str]:

@@ -78,6 +78,7 @@ _SETTINGS = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_
 
 
 _UNRESOLVED = re.compile(r"^`?([^`]+?)`?__?$")
+_NOTE_MARK = re.compile(r"\[[^\]]+\]_")   # an unresolved footnote or citation reference
 _NUMBER_SLOT = re.compile(r"%s|\{(?:number|name)\}")
 
 
@@ -351,7 +352,7 @@ def _unmarked(raw: str) -> str:
     hold (``PATHS`_``, ``Foo_``, ```Title <x>`_``) reads as its text, as Sphinx writes it (it
     warns and keeps the words); a footnote or citation mark (``[1]_``) is none; anything else as
     written."""
-    if re.fullmatch(r"\[[^\]]+\]_", raw):
+    if _NOTE_MARK.fullmatch(raw):
         return ""
     m = _UNRESOLVED.match(raw)
     return role_text(m.group(1))[0] if m else raw
