@@ -86,6 +86,17 @@ def test_title_parts_name_entities_inside_a_title():
     assert title_parts(["Laws of Hoosier State"], lookup, lambda k: {"hoosier state": "indiana"}.get(k, k))[0] == {3}
 
 
+def test_a_title_part_ends_where_a_name_may_end():
+    lookup = {"michael": 1, "white": 2, "hong kong": 3, "british": 4, "philippe": 5, "south": 6, "south korea": 7,
+              "korea": 8, "olympics": 9}
+    parts = title_parts(["Michael Jai White", "British Hong Kong", "Philippe II, Duke of Orléans",
+                         "South Korea at the Olympics"], lookup)
+    assert parts[0] == {2}            # a first name runs on into the name: no part; the surname ends it
+    assert parts[1] == {3}            # "British" runs on into "Hong Kong"
+    assert parts[2] == {5}            # a regnal number continues no name
+    assert parts[3] == {7, 8, 9}      # "South" runs on into "Korea"; "Korea" ends the name as well
+
+
 def test_a_title_part_links_after_whole_titles():
     # candidates 0..4 (best-scored first). 0 names entity 50 (Indiana) and 51 (the title of 3).
     # 2's title holds a part, 50: "Alcohol laws of Indiana".

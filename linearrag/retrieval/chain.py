@@ -298,7 +298,8 @@ _TITLE_SEGMENTS = re.compile(r"[(),:;/\[\]]")
 def title_parts(titles: Sequence[str], lookup, canonical=lambda k: k, max_words: int = 6) -> list[set[int]]:
     """Per title, the index entities that a run of words of its *name* names — the title up to
     its first bracket, comma or colon — the whole title excepted: "Alcohol laws of Indiana" →
-    {Indiana}, "Henry King (director)" → {Henry King}. A qualifier is no part: "Paradise, Nevada"
+    {Indiana}, "Henry King (director)" → {Henry King}; a run followed by another capitalised word
+    of the name is none ("Michael Jai White" holds no "Michael"). A qualifier is no part: "Paradise, Nevada"
     or "Aquarium (Aqua album)" do not hold Nevada or Aqua (measured: those pulled unrelated pages
     in once the corpus held several places and bands)."""
     grams: list[list[str]] = []
@@ -323,10 +324,17 @@ def parts_like_the_question(parts: list[set[int]], rows: np.ndarray, prior, floo
     return [set() if i in low else p for i, p in enumerate(parts)]
 
 
+_REGNAL = re.compile(r"[IVXL]+")
+
+
 @functools.lru_cache(maxsize=65_536)
 def _name_runs(title: str, max_words: int) -> tuple[str, ...]:
-    """The normalised runs of up to ``max_words`` words of a title's name (cached: the same
-    candidates come back query after query)."""
+    """The normalised runs of up to ``max_words`` words of a title's name that end where a name
+    may end: not before another capitalised word of it ("Michael" of "Michael Jai White" is a
+    first name, not a part; "Hong Kong" of "British Hong Kong" is), a regnal number aside
+    ("Philippe" of "Philippe II"). Cached: the same candidates come back query after query."""
     words = _TITLE_SEGMENTS.split(title, maxsplit=1)[0].split()
+    open_after = [w[:1].isupper() and w.lower() not in _MINOR_WORDS and not _REGNAL.fullmatch(w)
+                  for w in words[1:]] + [False]
     return tuple(normalize_entity(" ".join(words[a:b])) for a in range(len(words))
-                 for b in range(a + 1, min(len(words), a + max_words) + 1))
+                 for b in range(a + 1, min(len(words), a + max_words) + 1) if not open_after[b - 1])
