@@ -133,6 +133,22 @@ def test_numpy_products_give_the_default_ops_entities_and_tags():
     assert read(ours.nlp) == read(shipped)
 
 
+def test_a_verb_the_ner_took_for_a_name_is_no_entity_of_a_document():
+    """The small model labels sentence-initial verbs of docs and release notes as names ("Notice
+    that …" ORG, "🔥 Remove unused scripts" PERSON): in tagged (document) text they are no
+    mention; the names of those texts stay."""
+    from linearrag.analysis import Analyzer
+
+    analyzer = Analyzer("en", terms=True)
+    texts = ['    "root_path": "/api/v1"\n}\nNotice that even though you are accessing it at /app, FastAPI serves it.',
+             "* 🔥 Remove unused scripts. PR #15772 by @tiangolo. * 🔥 Remove slim package stub, deprecated for a while."]
+    raw = [[(e.text, e[0].tag_) for e in doc.ents] for doc in analyzer.nlp.pipe(texts)]
+    assert ("Notice", "VB") in raw[0] and ("Remove", "VB") in raw[1]   # what the model says
+    mentions = [{m.surface for ms in a.mentions for m in ms} for a in analyzer.analyze(texts)]
+    assert "Notice" not in mentions[0] and "FastAPI" in mentions[0]
+    assert not any("Remove" in m for m in mentions[1]), mentions[1]
+
+
 def test_a_query_n_gram_starts_and_ends_on_a_word():
     """A lone symbol is no edge of an n-gram: "init_every_request = False" links
     init_every_request and False, and neither surface keeps the "=" (shown to people)."""

@@ -11,6 +11,7 @@ from .base import Language
 
 _NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 _TERM_TAGS = _NOUN_TAGS | {"JJ", "VBG", "FW"}
+_VERB_TAGS = frozenset({"VB", "VBD", "VBP", "VBZ"})
 MAX_TERM_WORDS = 4
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {c: o for o, c in _OPENERS.items()}
@@ -51,7 +52,8 @@ class English(Language):
         return [name for name in skip if name in nlp.pipe_names]
 
     def entity_spans(self, doc, spans: list, terms: bool) -> list:
-        if terms:
+        if terms:   # documents (tagged): a verb the NER took for a name ("Run the app", "🌐 Add …") is none
+            spans = [s for s in map(_without_symbols, spans) if s is not None and (len(s) > 1 or s[0].tag_ not in _VERB_TAGS)]
             spans = spans + english_terms(doc, spans)
         return [trimmed for span in spans if (trimmed := _trim_unbalanced(span)) is not None]
 
@@ -131,6 +133,21 @@ def _first_unmatched(text: str) -> int | None:
                 return i
             stack.pop()
     return stack[0] if stack else None
+
+
+def _without_symbols(span):
+    """A span without the tokens at its edges that hold no letter or digit (an emoji heading a
+    release note: "🌐 Add"); None when nothing is left."""
+    start, end = span.start, span.end
+    while start < end and not any(c.isalnum() for c in span.doc[start].text):
+        start += 1
+    while end > start and not any(c.isalnum() for c in span.doc[end - 1].text):
+        end -= 1
+    if (start, end) == (span.start, span.end):
+        return span
+    from spacy.tokens import Span   # deferred: spaCy takes seconds to import
+
+    return Span(span.doc, start, end, label=span.label_) if end > start else None
 
 
 def _trim_unbalanced(span):
