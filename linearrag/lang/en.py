@@ -53,7 +53,8 @@ class English(Language):
 
     def entity_spans(self, doc, spans: list, terms: bool) -> list:
         if terms:   # documents (tagged): a verb the NER took for a name ("Run the app", "🌐 Add …") is none
-            spans = [s for s in map(_without_symbols, spans) if s is not None and (len(s) > 1 or s[0].tag_ not in _VERB_TAGS)]
+            spans = [s for s in map(_without_symbols, spans)
+                     if s is not None and (len(s) > 1 or s[0].tag_ not in _VERB_TAGS)]
             spans = spans + english_terms(doc, spans)
         return [trimmed for span in spans if (trimmed := _trim_unbalanced(span)) is not None]
 

@@ -299,9 +299,9 @@ def title_parts(titles: Sequence[str], lookup, canonical=lambda k: k, max_words:
     """Per title, the index entities that a run of words of its *name* names — the title up to
     its first bracket, comma or colon — the whole title excepted: "Alcohol laws of Indiana" →
     {Indiana}, "Henry King (director)" → {Henry King}; a run followed by another capitalised word
-    of the name is none ("Michael Jai White" holds no "Michael"). A qualifier is no part: "Paradise, Nevada"
-    or "Aquarium (Aqua album)" do not hold Nevada or Aqua (measured: those pulled unrelated pages
-    in once the corpus held several places and bands)."""
+    of the name is none ("Michael Jai White" holds no "Michael"). A qualifier is no part:
+    "Paradise, Nevada" or "Aquarium (Aqua album)" do not hold Nevada or Aqua (measured: those
+    pulled unrelated pages in once the corpus held several places and bands)."""
     grams: list[list[str]] = []
     for title in titles:
         whole = canonical(normalize_entity(title)) if title else ""
