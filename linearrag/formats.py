@@ -148,8 +148,9 @@ def _heading_ids(heading, name: str) -> list[str]:
 
 class _StreamReader(HTMLParser):
     """A large or deeply nested page read as a stream of tags (no tree: memory is the text,
-    any depth): text outside dropped elements, cut into paragraphs at block tags and into
-    sections at headings; ``<pre>`` is code. The whole ``<body>`` is read (no ``<main>`` choice)."""
+    any depth), to the same sections as the tree: text outside dropped elements, cut into
+    paragraphs at block tags and into sections at headings, a table row read "a | b", links and
+    heading ids kept; ``<pre>`` is code. The whole ``<body>`` is read (no ``<main>`` choice)."""
 
     _BREAKS = frozenset(_BLOCKS) | {"div", "section", "article", "main", "br", "hr", "tr", "ul", "ol", "table",
                                    "body"}
@@ -166,14 +167,22 @@ class _StreamReader(HTMLParser):
         self.mode = ""             # "", "pre", "heading:N", "title"
         self.page_title = ""
         self.first_heading = ""
+        self.first_h1: str | None = None
         self.mark_at: int | None = None   # where a heading's link to itself began in the buffer
+        self.link: tuple[int, str] | None = None        # (buffer position, href) of an open <a>
+        self.links: list[tuple[str, str]] = []          # the current paragraph's (text, href)
+        self.row: list[str] | None = None               # the cells of an open table row
+        self.ids: list[str] = []                        # the open heading's ids (its own, its links')
+        self.heading_section = ""                       # and the id of the <section>/<div> it opens
+        self.section_id: str | None = None              # a <section>/<div> id its first heading takes
 
     def read(self, text: str) -> list[Section]:
         for start in range(0, len(text), 1 << 16):
             self.feed(text[start:start + (1 << 16)])
         self.close()
+        self._end_row()
         self._flush()
-        title = own_title(self.page_title, self.first_heading) or self.fallback
+        title = self.first_h1 or own_title(self.page_title, self.first_heading) or self.fallback
         for section in self.sections:
             section.path[0] = title
         return [s for s in self.sections if s.paragraphs]
@@ -185,18 +194,33 @@ class _StreamReader(HTMLParser):
             return
         if self.skipping:
             return
+        attrs = dict(attrs)
+        if tag in ("section", "div"):
+            self.section_id = attrs.get("id")
         if tag == "title":
             self.mode = "title"
+        elif tag == "tr" or (self.row is not None and tag in ("td", "th")):
+            self._cell() if tag != "tr" else self._start_row()
+        elif self.row is not None and tag in self._BREAKS:
+            self.buffer.append(" ")           # a block inside a cell stays in the cell
         elif tag in _HEADINGS or tag == "pre" or tag in self._BREAKS:
             self._flush()
             if tag in _HEADINGS:
                 self.mode = f"heading:{tag[1]}"
+                self.ids, self.heading_section = [attrs.get("id") or ""], self.section_id or ""
+                self.section_id = None
             elif tag == "pre":
                 self.mode = "pre"
         elif tag == "code" and self.mode != "pre":
             self.buffer.append("`")
-        elif tag == "a" and self.mode.startswith("heading:") and (dict(attrs).get("href") or "").startswith("#"):
-            self.mark_at = len(self.buffer)
+        elif tag == "a":
+            href = attrs.get("href") or ""
+            if self.mode.startswith("heading:"):
+                self.ids.append(attrs.get("id") or attrs.get("name") or "")
+                if href.startswith("#"):
+                    self.mark_at = len(self.buffer)
+            elif href and self.mode not in ("pre", "title"):
+                self.link = (len(self.buffer), href)
 
     def handle_endtag(self, tag):
         if tag in _DROP:
@@ -213,6 +237,15 @@ class _StreamReader(HTMLParser):
             if "".join(self.buffer[self.mark_at:]).strip().casefold() in _PERMALINK:
                 del self.buffer[self.mark_at:]
             self.mark_at = None
+        elif tag == "a" and self.link is not None:
+            words = " ".join("".join(self.buffer[self.link[0]:]).split())
+            if words:
+                self.links.append((words, self.link[1]))
+            self.link = None
+        elif tag in ("tr", "table") and self.row is not None:
+            self._end_row()
+        elif self.row is not None and tag in self._BREAKS:
+            self.buffer.append(" ")
         elif tag in _HEADINGS or tag == "pre" or tag in self._BREAKS:
             self._flush()
 
@@ -220,23 +253,51 @@ class _StreamReader(HTMLParser):
         if not self.skipping:
             self.buffer.append(data)
 
+    def _start_row(self) -> None:
+        self._end_row()
+        self._flush()
+        self.row = []
+
+    def _cell(self) -> None:
+        """The text before a cell opens ends the cell before it."""
+        cell = " ".join("".join(self.buffer).split())
+        if cell:
+            self.row.append(cell)
+        self.buffer = []
+
+    def _end_row(self) -> None:
+        if self.row is None:
+            return
+        self._cell()
+        prose, self.row = " | ".join(self.row), None
+        if prose:
+            self.sections[-1].add(prose, links=self.links)
+        self.links = []
+
     def _flush(self) -> None:
-        text, mode = "".join(self.buffer), self.mode
-        self.buffer, self.mode = [], "" if mode != "title" else mode
+        text, mode, links = "".join(self.buffer), self.mode, self.links
+        self.buffer, self.mode, self.links, self.link = [], "" if mode != "title" else mode, [], None
         if mode.startswith("heading:"):
             name, level = clean_inline(text), int(mode.split(":")[1])
             if not name:
                 return
+            keys = [anchor_key(name)] + [anchor_key(i) for i in (*self.ids, self.heading_section) if i]
+            anchors = list(dict.fromkeys(k for k in keys if k != "#"))
+            if level == 1 and self.first_h1 is None:
+                self.first_h1 = name
+                if not self.stack and not self.sections[-1].paragraphs:   # the page's title itself
+                    self.sections[0].anchors.extend(anchors)
+                    return
             while self.stack and self.stack[-1][0] >= level:
                 self.stack.pop()
             self.stack.append((level, name))
             self.first_heading = self.first_heading or name
-            self.sections.append(Section([self.fallback, *(h for _, h in self.stack)]))
+            self.sections.append(Section([self.fallback, *(h for _, h in self.stack)], anchors=anchors))
         elif mode == "pre":
             if text.strip():
                 self.sections[-1].add(text.strip("\n"), code=True)
         elif " ".join(text.split()):
-            self.sections[-1].add(" ".join(text.split()))
+            self.sections[-1].add(" ".join(text.split()), links=links)
 
 
 _OBJECT_REPR = re.compile(r"^\s*<[^<>\n]+>\s*$")

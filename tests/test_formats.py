@@ -74,10 +74,16 @@ def test_html_main_text_by_section(tmp_path):
     assert "tracker" not in every and "Home" not in every and "Copyright" not in every
 
 
-def test_sphinx_html_links_reach_the_section_a_fragment_names(tmp_path):
+@pytest.mark.parametrize("stream", [False, True])
+def test_sphinx_html_links_reach_the_section_a_fragment_names(tmp_path, monkeypatch, stream):
     """Sphinx's HTML output: a section's id sits on its ``<section>``, each heading ends in a "¶"
     link, and references point to ``page.html#section-id``. The "¶" is no text and the link
-    reaches the section whose id it names, though the id is no slug of the heading's words."""
+    reaches the section whose id it names, though the id is no slug of the heading's words; the
+    stream reader of large pages reads the ids and links as the tree does."""
+    import linearrag.formats as formats
+
+    if stream:
+        monkeypatch.setattr(formats, "TREE_MAX_TAGS", 0)
     (tmp_path / "errorhandling.html").write_text(
         '<html><head><title>Handling Errors</title></head><body><div role="main">'
         '<section id="handling-application-errors"><h1>Handling Application Errors<a class="headerlink" '
@@ -91,6 +97,32 @@ def test_sphinx_html_links_reach_the_section_a_fragment_names(tmp_path):
     by_id = {p.id: p for p in load_corpus(tmp_path)}
     assert by_id["errorhandling.html#1"].title == "Handling Application Errors › Error Logging Tools"
     assert by_id["debugging.html#0"].links == (("the tools", "Error Logging Tools"),)
+
+
+SPHINX_PAGE = """<html><head><title>Guide | Site</title></head><body><main>
+<section id="guide"><h1>Guide<a class="headerlink" href="#guide">¶</a></h1>
+<p>Read <a href="other.html#setup">the setup page</a> and <code>run()</code>.</p>
+<section id="opts"><h2 id="h-opts"><a id="old-opts"></a>Options</h2>
+<table><tr><th>Name</th><th>Meaning</th></tr>
+<tr><td><code>--x</code></td><td><p>Do <a href="#guide">x</a>.</p></td></tr></table>
+<ul><li>one</li><li>two <a href="#opts">more</a></li></ul>
+<pre>code here</pre>
+</section></section></main></body></html>"""
+
+
+def test_the_stream_reader_reads_a_page_as_the_tree_does():
+    """A page over ``TREE_MAX_TAGS`` tags is read as a stream: the same sections, ids, rows,
+    links and code as the tree gives (the title's own heading folded into the title)."""
+    from linearrag.formats import _StreamReader, read_html
+
+    def seen(sections):
+        return [(s.path, s.anchors, s.paragraphs, s.code, s.links) for s in sections]
+
+    tree = seen(read_html(SPHINX_PAGE, "fallback"))
+    assert tree[1] == (["Guide", "Options"], ["#options", "#hopts", "#oldopts", "#opts"],
+                       ["Name | Meaning", "`--x` | Do x.", "one", "two more", "code here"],
+                       [False, False, False, False, True], [[], [("x", "#guide")], [], [("more", "#opts")], []])
+    assert seen(_StreamReader("fallback").read(SPHINX_PAGE)) == tree
 
 
 def test_html_blocks_inside_a_block_and_line_breaks_stay_apart(tmp_path):
@@ -135,7 +167,7 @@ def test_node_style_html_title_permalinks_and_table_rows(tmp_path, monkeypatch, 
     and the page's <h1> sits in the dropped header; each heading ends in a "#" link to itself; a
     history table's cells belong to rows. The title is the page's own part, a permalink mark is no
     word of its heading (its id still names the section, and "C#" keeps its own "#"), a row reads
-    "a | b" (the stream reader for large pages keeps the cells apart)."""
+    "a | b". The stream reader for large pages reads the same rows and links as the tree."""
     import linearrag.formats as formats
 
     if stream:
@@ -145,11 +177,9 @@ def test_node_style_html_title_permalinks_and_table_rows(tmp_path, monkeypatch, 
     by_title = {p.title: p for p in passages}
     assert set(by_title) == {"File system", "File system › `fs.ftruncate(fd[, len], callback)`", "File system › C#"}
     lines = by_title["File system › `fs.ftruncate(fd[, len], callback)`"].text.splitlines()
-    if not stream:
-        assert lines[:2] == ["Version | Changes", "v10.0.0 | The `callback` parameter is no longer optional."]
+    assert lines[:2] == ["Version | Changes", "v10.0.0 | The `callback` parameter is no longer optional."]
     assert lines[-1] == "Truncates the file descriptor."
-    if not stream:   # (the stream reader keeps no links)
-        assert by_title["File system › C#"].links == (("ftruncate", "`fs.ftruncate(fd[, len], callback)`"),)
+    assert by_title["File system › C#"].links == (("ftruncate", "`fs.ftruncate(fd[, len], callback)`"),)
     for p in passages:
         assert words_held(p.text, source_lines(NODE_PAGE, "html"), *p.cite.lines) == [], p.id
 
