@@ -4,7 +4,9 @@
   page, and the caller skips it with a warning.
 * HTML (Beautiful Soup, the standard library's parser): the main text — ``<main>``, else
   ``<article>``, else ``<body>`` without navigation, headers, footers, scripts and styles —
-  cut into sections at ``<h1>``…``<h6>`` like Markdown; ``<pre>`` blocks are code, inline
+  cut into sections at ``<h1>``…``<h6>`` like Markdown; text outside any block under a heading
+  (a bare ``<div>``: Node's "Added in: v10.0.0") is a paragraph, above the first heading it is
+  the site's and no text; ``<pre>`` blocks are code, inline
   ``<code>`` is written in backticks so that it becomes a candidate term, a table row reads
   "a | b". A heading's ids (its own, its ``<section>``'s, its links') are what links' fragments
   may name; a heading's link to itself (Sphinx's "¶", Node's "#") is no word of it. The title is
@@ -28,6 +30,8 @@ _BLOCKS = (*_HEADINGS, "p", "li", "pre", "blockquote", "tr", "td", "th", "dt", "
 _TITLE_SEPARATOR = re.compile(r"\s+[|–—·:-]\s+")
 _PERMALINK = frozenset({"", "#", "¶", "§", "🔗", "link", "permalink"})   # a heading's link to itself
 _DROP = ("script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button")
+_INLINE = frozenset({"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
+                     "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "tt", "u", "var"})
 _BLANK_LINES = re.compile(r"\n\s*\n")
 TREE_MAX_TAGS = 100_000   # pages with more tags are read as a stream (_StreamReader)
 
@@ -78,14 +82,19 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
              or own_title(page_title, first.get_text(" ", strip=True) if first else "") or fallback_title)
     sections = [Section([title])]
     stack: list[tuple[int, str]] = []
-    for el in root.find_all(_BLOCKS):
-        if el.find_parent(_BLOCKS) is not None:
-            continue   # its text belongs to the enclosing block
-        if el.name in _HEADINGS:
+    headed = False
+    for el in _outer_blocks(root):
+        if isinstance(el, tuple):
+            # text outside any block under a heading ("<div><span>Added in: v10.0.0</span></div>"); above
+            # the first heading such text is the site's ("Skip to content", a version banner)
+            if headed:
+                sections[-1].add(el[0], links=el[1])
+        elif el.name in _HEADINGS:
+            headed = True
             name = clean_inline(el.get_text())
             level = int(el.name[1])
             anchors = _heading_ids(el, name)
-            if level == 1 and name == title and not stack and not sections[-1].paragraphs:
+            if level == 1 and name == title and not stack:   # the page's title itself
                 sections[0].anchors.extend(anchors)
                 continue
             while stack and stack[-1][0] >= level:
@@ -106,6 +115,44 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
                 links = [(" ".join(a.get_text().split()), a["href"]) for a in el.find_all("a", href=True)]
                 sections[-1].add(prose, links=[(t, h) for t, h in links if t])
     return [s for s in sections if s.paragraphs]
+
+
+def _outer_blocks(root):
+    """The blocks of ``root`` that no block holds, in document order, and between them each run
+    of text outside any block as (text, links): a run ends where a block or a container (a
+    ``<div>``, a list, a table) starts or ends. The text of a block's inner blocks is its own."""
+    from bs4 import NavigableString, Tag   # deferred: only HTML inputs need BeautifulSoup
+
+    run: list[str] = []
+    anchors: list = []
+
+    def flush():
+        text = " ".join("".join(run).split())
+        links = [(" ".join(a.get_text().split()), a["href"]) for a in anchors]
+        run.clear()
+        anchors.clear()
+        return (text, [(t, h) for t, h in links if t]) if text else None
+
+    stack = [(iter(root.children), True)]
+    while stack:
+        node = next(stack[-1][0], None)
+        if node is None:
+            if stack.pop()[1] and (done := flush()):
+                yield done
+        elif isinstance(node, Tag):
+            if node.name in _BLOCKS:
+                if done := flush():
+                    yield done
+                yield node
+                continue
+            container = node.name not in _INLINE
+            if container and (done := flush()):
+                yield done
+            if node.name == "a" and node.get("href"):
+                anchors.append(node)
+            stack.append((iter(node.children), container))
+        elif type(node) is NavigableString:   # not a comment, a doctype or a CDATA section
+            run.append(str(node))
 
 
 def own_title(page_title: str, first_heading: str) -> str:
@@ -175,6 +222,7 @@ class _StreamReader(HTMLParser):
         self.ids: list[str] = []                        # the open heading's ids (its own, its links')
         self.heading_section = ""                       # and the id of the <section>/<div> it opens
         self.section_id: str | None = None              # a <section>/<div> id its first heading takes
+        self.in_blocks = 0                              # open block elements (<p>, <li>, …)
 
     def read(self, text: str) -> list[Section]:
         for start in range(0, len(text), 1 << 16):
@@ -195,6 +243,8 @@ class _StreamReader(HTMLParser):
         if self.skipping:
             return
         attrs = dict(attrs)
+        if tag in _BLOCKS:
+            self.in_blocks += 1
         if tag in ("section", "div"):
             self.section_id = attrs.get("id")
         if tag == "title":
@@ -228,6 +278,8 @@ class _StreamReader(HTMLParser):
             return
         if self.skipping:
             return
+        if tag in _BLOCKS:
+            self.in_blocks = max(0, self.in_blocks - 1)
         if tag == "title" and self.mode == "title":
             self.page_title = " ".join("".join(self.buffer).split())
             self.buffer, self.mode = [], ""
@@ -250,7 +302,8 @@ class _StreamReader(HTMLParser):
             self._flush()
 
     def handle_data(self, data):
-        if not self.skipping:
+        # text outside any block above the first heading is the site's, as for the tree
+        if not self.skipping and (self.first_heading or self.first_h1 or self.in_blocks or self.mode):
             self.buffer.append(data)
 
     def _start_row(self) -> None:
@@ -285,7 +338,7 @@ class _StreamReader(HTMLParser):
             anchors = list(dict.fromkeys(k for k in keys if k != "#"))
             if level == 1 and self.first_h1 is None:
                 self.first_h1 = name
-                if not self.stack and not self.sections[-1].paragraphs:   # the page's title itself
+                if not self.stack:   # the page's title itself
                     self.sections[0].anchors.extend(anchors)
                     return
             while self.stack and self.stack[-1][0] >= level:

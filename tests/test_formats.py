@@ -125,6 +125,41 @@ def test_the_stream_reader_reads_a_page_as_the_tree_does():
     assert seen(_StreamReader("fallback").read(SPHINX_PAGE)) == tree
 
 
+LOOSE_PAGE = """<html><head><title>fs</title></head><body>
+<div id="versioninfo"><span>Tool 1.95.0</span> <a href="https://example.org/c/5980">5980</a></div>
+<h1>Files</h1>
+<div class="api_metadata"><span>Added in: v10.0.0</span></div>
+<p>Reads files.</p>
+<h2><code>open()</code></h2>
+<div class="api_stability"><a href="#close">Stability: 1</a> - Experimental</div>
+<p>Opens a file.</p>
+<h2><code>close()</code></h2>
+<p>Closes it.</p>
+</body></html>"""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_html_text_outside_any_block_is_read_under_a_heading(tmp_path, monkeypatch, stream):
+    """Node's pages write a function's version and stability in a bare ``<div>`` ("Added in:
+    v10.0.0", "Stability: 1 - Experimental"): text outside any block is a paragraph of its own
+    under a heading; above the first heading it is the site's (a version banner) and no text."""
+    import linearrag.formats as formats
+
+    if stream:
+        monkeypatch.setattr(formats, "TREE_MAX_TAGS", 0)
+    (tmp_path / "fs.html").write_text(LOOSE_PAGE, encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    by_title = {p.title: p for p in passages}
+    assert len(by_title) == len(passages) == 3
+    assert by_title["Files"].text.splitlines() == ["Added in: v10.0.0", "Reads files."]
+    opened = by_title["Files › `open()`"]
+    assert opened.text.splitlines() == ["Stability: 1 - Experimental", "Opens a file."]
+    assert opened.links == (("Stability: 1", "`close()`"),)   # its link reaches the section it names
+    assert not any("1.95" in p.text for p in passages)
+    for p in passages:
+        assert words_held(p.text, source_lines(LOOSE_PAGE, "html"), *p.cite.lines) == [], p.id
+
+
 def test_html_blocks_inside_a_block_and_line_breaks_stay_apart(tmp_path):
     """Sphinx writes a function's field list inside its ``<dd>``; a browser shows each nested block,
     and each ``<br>``, on a line of its own, so no word of one may run into the next."""
