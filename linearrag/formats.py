@@ -112,8 +112,7 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
             else:
                 prose = " ".join(el.get_text().split())
             if prose:
-                links = [(" ".join(a.get_text().split()), a["href"]) for a in el.find_all("a", href=True)]
-                sections[-1].add(prose, links=[(t, h) for t, h in links if t])
+                sections[-1].add(prose, links=_link_pairs(el.find_all("a", href=True)))
     return [s for s in sections if s.paragraphs]
 
 
@@ -127,11 +126,10 @@ def _outer_blocks(root):
     anchors: list = []
 
     def flush():
-        text = " ".join("".join(run).split())
-        links = [(" ".join(a.get_text().split()), a["href"]) for a in anchors]
+        text, links = " ".join("".join(run).split()), _link_pairs(anchors)
         run.clear()
         anchors.clear()
-        return (text, [(t, h) for t, h in links if t]) if text else None
+        return (text, links) if text else None
 
     stack = [(iter(root.children), True)]
     while stack:
@@ -153,6 +151,12 @@ def _outer_blocks(root):
             stack.append((iter(node.children), container))
         elif type(node) is NavigableString:   # not a comment, a doctype or a CDATA section
             run.append(str(node))
+
+
+def _link_pairs(anchors) -> list[tuple[str, str]]:
+    """(text, href) of ``<a href>`` elements that show some text."""
+    pairs = ((" ".join(a.get_text().split()), a["href"]) for a in anchors)
+    return [(t, h) for t, h in pairs if t]
 
 
 def own_title(page_title: str, first_heading: str) -> str:
@@ -189,6 +193,11 @@ def _heading_ids(heading, name: str) -> list[str]:
     parent = heading.parent
     if parent is not None and parent.name in ("section", "div") and parent.find(_HEADINGS) is heading:
         ids.append(parent.get("id"))
+    return _anchor_keys(name, ids)
+
+
+def _anchor_keys(name: str, ids) -> list[str]:
+    """A heading's anchors: its words as a slug, then each of ``ids`` (empty ones skipped)."""
     keys = [anchor_key(name)] + [anchor_key(i) for i in ids if isinstance(i, str) and i]
     return list(dict.fromkeys(k for k in keys if k != "#"))
 
@@ -223,6 +232,7 @@ class _StreamReader(HTMLParser):
         self.heading_section = ""                       # and the id of the <section>/<div> it opens
         self.section_id: str | None = None              # a <section>/<div> id its first heading takes
         self.in_blocks = 0                              # open block elements (<p>, <li>, …)
+        self.headed = False                             # a heading has begun
 
     def read(self, text: str) -> list[Section]:
         for start in range(0, len(text), 1 << 16):
@@ -249,14 +259,16 @@ class _StreamReader(HTMLParser):
             self.section_id = attrs.get("id")
         if tag == "title":
             self.mode = "title"
-        elif tag == "tr" or (self.row is not None and tag in ("td", "th")):
-            self._cell() if tag != "tr" else self._start_row()
+        elif tag == "tr":
+            self._start_row()
+        elif self.row is not None and tag in ("td", "th"):
+            self._cell()
         elif self.row is not None and tag in self._BREAKS:
             self.buffer.append(" ")           # a block inside a cell stays in the cell
         elif tag in _HEADINGS or tag == "pre" or tag in self._BREAKS:
             self._flush()
             if tag in _HEADINGS:
-                self.mode = f"heading:{tag[1]}"
+                self.mode, self.headed = f"heading:{tag[1]}", True
                 self.ids, self.heading_section = [attrs.get("id") or ""], self.section_id or ""
                 self.section_id = None
             elif tag == "pre":
@@ -303,7 +315,7 @@ class _StreamReader(HTMLParser):
 
     def handle_data(self, data):
         # text outside any block above the first heading is the site's, as for the tree
-        if not self.skipping and (self.first_heading or self.first_h1 or self.in_blocks or self.mode):
+        if not self.skipping and (self.headed or self.in_blocks or self.mode):
             self.buffer.append(data)
 
     def _start_row(self) -> None:
@@ -334,8 +346,7 @@ class _StreamReader(HTMLParser):
             name, level = clean_inline(text), int(mode.split(":")[1])
             if not name:
                 return
-            keys = [anchor_key(name)] + [anchor_key(i) for i in (*self.ids, self.heading_section) if i]
-            anchors = list(dict.fromkeys(k for k in keys if k != "#"))
+            anchors = _anchor_keys(name, (*self.ids, self.heading_section))
             if level == 1 and self.first_h1 is None:
                 self.first_h1 = name
                 if not self.stack:   # the page's title itself
