@@ -7,7 +7,7 @@ Accepted inputs (see README, "Input formats"):
   ``max_chars`` characters (id ``relpath#n``, title the relative path), unless they hold
   reStructuredText markup (Django's docs, Sphinx's included fragments: read as ``.rst``); Markdown (MyST, MDX),
   reStructuredText, notebooks and HTML are cut at headings first (title the heading path, see
-  ``markdown.py``, ``myst.py``, ``mdx.py``, ``rst.py`` and ``formats.py``); a PDF gives a
+  ``markdown.py``, ``myst.py``, ``mdx.py``, ``rst.py``, ``formats.py`` and ``notebook.py``); a PDF gives a
   passage per page (id ``relpath#p3``);
 * a ``.jsonl`` file of ``{"id"?, "title"?, "text"}`` records (ids are kept exactly);
 * a ``.json`` list of ``{"title", "text"}`` records (HippoRAG layout) or of strings
@@ -33,7 +33,8 @@ from .passage import ANCHOR, HEADING_SEPARATOR, Citation, Passage
 from .errors import CorpusError
 from .jsonl import jsonl_lines
 from .lang.code import name_suffixes
-from .formats import notebook_markdown, read_html, read_pdf
+from .formats import read_html, read_pdf
+from .notebook import notebook_markdown
 from .inventory import Inventory, list_files
 from .lines import LineFinder, source_lines
 from .markdown import blank_code, code_identifiers, is_table_of_contents, read_sections
