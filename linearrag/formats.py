@@ -74,6 +74,7 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
     for code in root.find_all("code"):
         if code.find_parent("pre") is None:
             code.replace_with(f"`{code.get_text()}`")
+    _close_headings(root)
     _space_blocks(root)
     h1, first = root.find("h1"), root.find(_HEADINGS)
     page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
@@ -171,6 +172,23 @@ def own_title(page_title: str, first_heading: str) -> str:
         if head and plain(page_title[:m.start()]) == head:
             return " ".join(first_heading.split())   # as the heading says it: one title, said once
     return page_title
+
+
+def _close_headings(root) -> None:
+    """A heading left open ("<h2>Setup<p>Install…") ends where its first block or container
+    starts, as a browser shows it and as the stream reader reads it: Python's parser put the rest
+    of the page inside the heading, which became one long title with no text."""
+    from bs4 import Tag   # deferred: only HTML inputs need BeautifulSoup
+
+    for heading in root.find_all(_HEADINGS):
+        inner = next((c for c in heading.children if isinstance(c, Tag) and c.name not in _INLINE), None)
+        before = (n.get_text() if isinstance(n, Tag) else str(n) for n in inner.previous_siblings) if inner else ()
+        if not "".join(before).strip():
+            continue   # no open heading, or one whose words are all inside ("<h2><span>…</span></h2>" is inline)
+        spot = heading
+        for node in [inner, *inner.next_siblings]:
+            spot.insert_after(node.extract())
+            spot = node
 
 
 def _space_blocks(root) -> None:

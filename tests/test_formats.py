@@ -160,6 +160,28 @@ def test_html_text_outside_any_block_is_read_under_a_heading(tmp_path, monkeypat
         assert words_held(p.text, source_lines(LOOSE_PAGE, "html"), *p.cite.lines) == [], p.id
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_unclosed_html_heading_ends_at_its_first_block(tmp_path, monkeypatch, stream):
+    """``<h2>Setup<p>Install…`` (a heading left open, as hand-written pages do) is a heading and
+    its text, as a browser shows it; the tree once put the rest of the page inside the heading,
+    and the page read as its first paragraph alone."""
+    import linearrag.formats as formats
+
+    if stream:
+        monkeypatch.setattr(formats, "TREE_MAX_TAGS", 0)
+    page = ("<html><body><h1>Guide</h1><p>Intro.</p>\n<h2 id=setup-id>Setup <code>pip</code>\n"
+            "<p>Install the tool with pip.</p>\n<ul><li>then run it</li></ul>\n<h2>Usage</h2>\n"
+            "<p>Call run().</p></body></html>")
+    (tmp_path / "guide.html").write_text(page, encoding="utf-8")
+    passages = load_corpus(tmp_path)
+    assert [(p.title, p.text.splitlines()) for p in passages] == [
+        ("Guide", ["Intro."]),
+        ("Guide › Setup `pip`", ["Install the tool with pip.", "then run it"]),
+        ("Guide › Usage", ["Call run()."])]
+    for p in passages:
+        assert words_held(p.text, source_lines(page, "html"), *p.cite.lines) == [], p.id
+
+
 def test_html_blocks_inside_a_block_and_line_breaks_stay_apart(tmp_path):
     """Sphinx writes a function's field list inside its ``<dd>``; a browser shows each nested block,
     and each ``<br>``, on a line of its own, so no word of one may run into the next."""
