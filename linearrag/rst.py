@@ -240,11 +240,24 @@ def read_rst(text: str, fallback_title: str) -> list[Section]:
         tree = publish_doctree(text, reader=_Reader(), settings_overrides=_SETTINGS)
     for bad in list(tree.findall(nodes.problematic)):   # markup docutils could not resolve: as Sphinx shows it
         bad.parent.replace(bad, nodes.Text(_unmarked(bad.astext())))
+    for ref in list(tree.findall(nodes.substitution_reference)):
+        _apart(ref)
     first = next(iter(tree.findall(nodes.title)), None)
     title = " ".join(first.astext().split()) if first is not None else fallback_title
     sections = [Section([title])]
     _walk(tree, [title], sections, top=True)
     return [s for s in sections if s.paragraphs]
+
+
+def _apart(ref) -> None:
+    """A substitution read as its name stands apart from the words it is glued to: "v\\ |version|"
+    read "vversion", a word of no line (its line holds "v" and "version")."""
+    parent = ref.parent
+    at = parent.index(ref)
+    if at + 1 < len(parent) and isinstance(parent[at + 1], nodes.Text) and parent[at + 1].astext()[:1].isalnum():
+        parent.insert(at + 1, nodes.Text(" "))
+    if at > 0 and isinstance(parent[at - 1], nodes.Text) and parent[at - 1].astext()[-1:].isalnum():
+        parent.insert(at, nodes.Text(" "))
 
 
 def _walk(node, path: list[str], sections: list[Section], top: bool = False) -> None:

@@ -445,6 +445,23 @@ def test_escaped_spaces_and_option_lists():
     assert not any("\x00" in p for p in section.paragraphs)
 
 
+def test_a_substitution_glued_to_a_word_stands_apart(tmp_path):
+    """A substitution reads as its name (its definition lies in Sphinx's configuration), apart
+    from the word an escaped space glues it to: "v\\ |version|" read "vversion", which no line
+    holds, so the passage's citation failed."""
+    doc = textwrap.dedent("""\
+        Release
+        =======
+
+        This is Flask v\\ |version|, built with |tool|\\ s (see |XHR|).
+        """)
+    (section,) = read_rst(doc, "f")
+    assert section.paragraphs == ["This is Flask v version, built with tool s (see XHR)."]
+    (tmp_path / "release.rst").write_text(doc)
+    (passage,) = load_corpus(tmp_path)
+    assert words_held(passage.text, doc.split("\n"), *passage.cite.lines) == []
+
+
 def test_txt_files_with_rst_markup_are_read_as_rst_and_parsed_literals_render(tmp_path):
     """Django writes its documentation in ``.txt`` files, and Sphinx projects keep the fragments
     they include under that name (CMake's ``FIND_XXX.txt``): a ``.txt`` holding a directive, a
