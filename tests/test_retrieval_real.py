@@ -196,11 +196,16 @@ def test_query_cli_batch_and_text(sample_index, tmp_path):
     assert [line["id"] for line in lines] == ["a", "b"]
     proc = _query_cli("--index", str(sample_index[0]), "--query", BEATRICE, "--format", "text", "--quiet")
     assert proc.returncode == 0 and "Entity chain:" in proc.stdout and "2w000278" in proc.stdout
+    # the question as the last word of the command line, as a user types it, reads the same
+    same = _query_cli("--index", str(sample_index[0]), "--format", "text", "--quiet", BEATRICE)
+    assert same.returncode == 0
+    assert same.stdout.split("Timings")[0] == proc.stdout.split("Timings")[0]
 
 
 @pytest.mark.parametrize("args, message", [
     (["--index", "/nonexistent/index", "--query", "x"], "no index here"),
     (["--query", "  "], "empty --query"),
+    ([], "pass a question (or --query QUESTION)"),
     (["--query", "x", "--param", "gamma=1"], "unknown parameter 'gamma'"),
     (["--query", "x", "--param", "delta=abc"], "must be float"),
     (["--query", "x", "--top-k", "0"], "error: top_k must be ≥ 1, got 0"),

@@ -2,6 +2,7 @@
 
 Examples:
   uv run scripts/query_graph.py --index indexes/sample --query "What nationality is Beatrice I's husband?"
+  uv run scripts/query_graph.py --index indexes/sample "What nationality is Beatrice I's husband?"
   uv run scripts/query_graph.py --index indexes/sample --queries questions.jsonl > answers.jsonl
   uv run scripts/query_graph.py --index indexes/sample --query "..." --param delta=0.4 --param fusion=rrf
   uv run scripts/query_graph.py --list-params      # every retrieval parameter, by stage
@@ -28,6 +29,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--index", help="index directory built by build_graph.py")
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--query", help="one question")
+    group.add_argument("question", nargs="?", default=None, help="one question (the same as --query)")
     group.add_argument("--queries", help='JSONL file of {"id", "question"}; one JSON result line each')
     group.add_argument("--list-params", action="store_true", help="list the retrieval parameters by stage and exit")
     ap.add_argument("--top-k", type=int, default=None, help="passages to return (default 5)")
@@ -53,11 +55,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.quiet)
+    if getattr(args, "question", None) is not None:
+        args.query = args.question
     if args.list_params:
         print(describe_params())
         return 0
     if args.query is None and args.queries is None:
-        raise ParameterError("pass --query QUESTION or --queries FILE.jsonl (or --list-params)")
+        raise ParameterError("pass a question (or --query QUESTION), or --queries FILE.jsonl (or --list-params)")
     index = api.require_index(args.index)
     params = api.query_params(args.preset, args.param, top_k=args.top_k, mode=args.mode)
     if args.query is not None and not args.query.strip():
