@@ -100,7 +100,7 @@ class LineFinder:
         ``origin``: the most words matched, then a run not much longer than the words it holds
         (markup adds a few words; the same words scattered over a list do not hold a piece),
         then the earliest."""
-        best, key = (0, 0, 0), (0, False, 0)
+        best, key, best_lead = (0, 0, 0), (0, False, 0), 0
         for lead in range(min(len(want), 8)):   # the first words may be ones a reader wrote
             positions = self.at.get(want[lead])
             if not positions:
@@ -110,9 +110,26 @@ class LineFinder:
                 matched, end = self._match(want, lead, start)
                 tight = end - start <= 3 * matched + 6
                 if (matched, tight, -start) > key:
-                    best, key = (matched, start, end), (matched, tight, -start)
+                    best, key, best_lead = (matched, start, end), (matched, tight, -start), lead
             if best[0] >= 0.9 * sum(1 for w in want[lead:] if w in self.at):
-                return best
+                break
+        return self._tightened(want, best_lead, best)
+
+    def _tightened(self, want: list[str], lead: int, best: tuple[int, int, int]) -> tuple[int, int, int]:
+        """``best`` started at the latest position inside its own run that matches as many words
+        in a run no longer: "$ pip uninstall …" after two other "$ pip …" blocks matched from the
+        first "pip" within reach, 22 lines for a 5-line block. Only starts inside the run are
+        tried, so a piece never moves past where it was found."""
+        matched, start, end = best
+        positions = self.at.get(want[lead]) if matched else None
+        if not positions:
+            return best
+        k = bisect.bisect_right(positions, start)
+        while k < len(positions) and positions[k] <= end:
+            count, last = self._match(want, lead, positions[k])
+            if count >= matched and last - positions[k] <= end - start:
+                best, start, end = (count, positions[k], last), positions[k], last
+            k += 1
         return best
 
     def _match(self, want: list[str], lead: int, start: int) -> tuple[int, int]:

@@ -108,6 +108,42 @@ def test_a_paragraph_repeated_in_a_file_cites_its_own_place(tmp_path):
     assert [p.cite.lines for p in passages] == [(3, 3), (7, 7), (11, 11)]
 
 
+def test_a_section_after_look_alike_blocks_cites_its_own_lines(tmp_path):
+    """pip's "Uninstall a package" section ("$ pip uninstall sampleproject …") follows two
+    blocks that start with the same words: the run once began at the first "pip" within reach
+    and cited 22 lines for a 5-line block."""
+    page = textwrap.dedent("""\
+        # Getting started
+
+        ```console
+        $ pip install -r requirements.txt
+        [...]
+        Successfully installed sampleproject
+        ```
+
+        ## Upgrade a package
+
+        ```console
+        $ pip install --upgrade sampleproject
+        [...]
+        Successfully installed sampleproject
+        ```
+
+        ## Uninstall a package
+
+        ```console
+        $ pip uninstall sampleproject
+        Uninstalling sampleproject:
+        Proceed (Y/n)? y
+        Successfully uninstalled sampleproject
+        ```
+        """)
+    (tmp_path / "start.md").write_text(page)
+    cites = {p.title: p.cite.lines for p in load_corpus(tmp_path)}
+    assert cites == {"Getting started": (4, 6), "Getting started › Upgrade a package": (12, 14),
+                     "Getting started › Uninstall a package": (20, 23)}
+
+
 def test_jsonl_and_json_records_cite_their_lines(tmp_path):
     (tmp_path / "c.jsonl").write_text('{"id": "a", "title": "T", "text": "one"}\n\n{"id": "b", "text": "two"}\n')
     cites = [p.cite for p in load_corpus(tmp_path / "c.jsonl")]
