@@ -4,7 +4,9 @@
   page, and the caller skips it with a warning.
 * HTML (Beautiful Soup, the standard library's parser): the main text — ``<main>``, else
   ``<article>``, else ``<body>`` without navigation, headers, footers, scripts and styles —
-  cut into sections at ``<h1>``…``<h6>`` like Markdown; text outside any block under a heading
+  cut into sections at ``<h1>``…``<h6>`` like Markdown (a heading left open ends at its first
+  block; a list item or definition holding a ``<pre>`` is read as a container, so its code stays
+  code); text outside any block under a heading
   (a bare ``<div>``: Node's "Added in: v10.0.0") is a paragraph, above the first heading it is
   the site's and no text; ``<pre>`` blocks are code, inline
   ``<code>`` is written in backticks so that it becomes a candidate term, a table row reads
@@ -31,6 +33,9 @@ _PERMALINK = frozenset({"", "#", "¶", "§", "🔗", "link", "permalink"})   # a
 _DROP = ("script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button")
 _INLINE = frozenset({"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
                      "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "tt", "u", "var"})
+# blocks read as containers when they hold a code block (Sphinx writes an install step's command
+# inside its <li>, an example inside a function's <dd>): the code stays code, as the stream reads it
+_HOLDS_CODE = frozenset({"li", "dd", "dt", "blockquote", "figcaption"})
 _BLANK_LINES = re.compile(r"\n\s*\n")
 TREE_MAX_TAGS = 100_000   # pages with more tags are read as a stream (_StreamReader)
 
@@ -138,7 +143,7 @@ def _outer_blocks(root):
             if stack.pop()[1] and (done := flush()):
                 yield done
         elif isinstance(node, Tag):
-            if node.name in _BLOCKS:
+            if node.name in _BLOCKS and not (node.name in _HOLDS_CODE and node.find("pre") is not None):
                 if done := flush():
                     yield done
                 yield node

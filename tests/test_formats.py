@@ -182,6 +182,26 @@ def test_an_unclosed_html_heading_ends_at_its_first_block(tmp_path, monkeypatch,
         assert words_held(p.text, source_lines(page, "html"), *p.cite.lines) == [], p.id
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_html_code_inside_a_list_item_or_a_definition_stays_code(tmp_path, monkeypatch, stream):
+    """Sphinx writes an install step's command inside its ``<li>`` and a function's example inside
+    its ``<dd>``; the tree once read the whole item as one line of prose ("Create an
+    environment: python -m venv .venv . .venv/bin/activate")."""
+    import linearrag.formats as formats
+
+    if stream:
+        monkeypatch.setattr(formats, "TREE_MAX_TAGS", 0)
+    page = ('<html><body><main><h1>Install</h1>\n<ol><li><p>Create an environment:</p>\n'
+            '<div class="highlight"><pre>python -m venv .venv\n. .venv/bin/activate</pre></div>\n</li>\n'
+            '<li>Plain item</li></ol>\n<dl class="py function"><dt>run(<em>host</em>)</dt>\n<dd><p>Runs the app.</p>\n'
+            '<div class="highlight"><pre>&gt;&gt;&gt; app.run()</pre></div></dd></dl></main></body></html>')
+    (tmp_path / "install.html").write_text(page, encoding="utf-8")
+    (passage,) = load_corpus(tmp_path)
+    assert passage.text.split("\n") == ["Create an environment:", "python -m venv .venv", ". .venv/bin/activate",
+                                        "Plain item", "run(host)", "Runs the app.", ">>> app.run()"]
+    assert words_held(passage.text, source_lines(page, "html"), *passage.cite.lines) == []
+
+
 def test_html_blocks_inside_a_block_and_line_breaks_stay_apart(tmp_path):
     """Sphinx writes a function's field list inside its ``<dd>``; a browser shows each nested block,
     and each ``<br>``, on a line of its own, so no word of one may run into the next."""
