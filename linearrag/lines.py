@@ -124,12 +124,14 @@ class LineFinder:
         positions = self.at.get(want[lead]) if matched else None
         if not positions:
             return best
-        k = bisect.bisect_right(positions, start)
-        while k < len(positions) and positions[k] <= end:
-            count, last = self._match(want, lead, positions[k])
-            if count >= matched and last - positions[k] <= end - start:
-                best, start, end = (count, positions[k], last), positions[k], last
-            k += 1
+        first = bisect.bisect_right(positions, start)
+        stop = min(bisect.bisect_right(positions, end), first + MAX_CANDIDATES)   # as many tries as _search's
+        for pos in positions[first:stop]:
+            if self.line_of[pos] == self.line_of[start]:
+                continue   # the same first line: no tighter citation
+            count, last = self._match(want, lead, pos)
+            if count >= matched and last - pos <= end - start:
+                best, start, end = (count, pos, last), pos, last
         return best
 
     def _match(self, want: list[str], lead: int, start: int) -> tuple[int, int]:
