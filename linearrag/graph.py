@@ -186,6 +186,8 @@ class GraphBuilder:
         for e, labels in enumerate(self._labels):
             if set(labels) == {"TERM"} and _bare_word(keys[e]):
                 keep[e] = False   # "way", "step", "variety": a word, not a term of the corpus
+            elif _bare_word(keys[e]) and _a_word_now_and_then_a_name(labels, self._surfaces[e]):
+                keep[e] = False   # "file": 113 mentions, one "File" opening a sentence tagged ORG
             elif keys[e] in _ADMONITION_WORDS and not set(labels) & _NAMED_BY_THE_TEXT:
                 keep[e] = False   # "Note:" heads a paragraph; NER now and then calls it a name
             elif set(labels) <= TERM_LABELS:
@@ -194,12 +196,27 @@ class GraphBuilder:
 
 
 TERM_MAX_DF_FLOOR = 20
+STRAY_NAME_SHARE = 0.15   # name labels on at most this share of a word's mentions are the NER's slips
 # The labels that head a paragraph (written by the readers for an admonition, "Note: …", or by
 # authors, "**Note:**"): no entity, however NER tags them (npm's docs: "Note" in 95 passages),
 # unless the text names one so (a heading, a title, code, a link).
 _ADMONITION_WORDS = frozenset({"note", "warning", "tip", "hint", "important", "caution", "attention", "see also",
                                "todo", "added"})
 _NAMED_BY_THE_TEXT = frozenset({"CODE", "HEADING", "LINK", "TITLE"})
+
+
+def _a_word_now_and_then_a_name(labels: dict[str, int], surfaces: dict[str, int]) -> bool:
+    """A common word the NER calls a name now and then: a noun-phrase term (``TERM``) that no
+    heading, code or link names, whose name labels are at most ``STRAY_NAME_SHARE`` of its
+    mentions, and that is written in lowercase in most of them ("file", "support"; not "AnyIO",
+    "ORMs" or "Trio", written as names). A name label alone kept such a word from the term
+    filters: pip's "file" joined 70 of 454 passages."""
+    if "TERM" not in labels or set(labels) & (TERM_LABELS - {"TERM"}) or "TITLE" in labels:
+        return False
+    total = sum(labels.values())
+    named = total - labels["TERM"]
+    lowercase = sum(n for surface, n in surfaces.items() if surface.islower())
+    return 0 < named <= STRAY_NAME_SHARE * total and 2 * lowercase > sum(surfaces.values())
 
 
 def _bare_word(key: str) -> bool:
