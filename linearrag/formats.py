@@ -187,9 +187,8 @@ def _close_headings(root) -> None:
 
     for heading in root.find_all(_HEADINGS):
         inner = next((c for c in heading.children if isinstance(c, Tag) and c.name not in _INLINE), None)
-        before = (n.get_text() if isinstance(n, Tag) else str(n) for n in inner.previous_siblings) if inner else ()
-        if not "".join(before).strip():
-            continue   # no open heading, or one whose words are all inside ("<h2><span>…</span></h2>" is inline)
+        if inner is None or not "".join(n.get_text() for n in inner.previous_siblings).strip():
+            continue   # closed, or every word of it inside its block ("<h2><div>Boxed</div></h2>")
         spot = heading
         for node in [inner, *inner.next_siblings]:
             spot.insert_after(node.extract())

@@ -211,7 +211,7 @@ def _a_word_now_and_then_a_name(labels: dict[str, int], surfaces: dict[str, int]
     mentions, and that is written in lowercase in most of them ("file", "support"; not "AnyIO",
     "ORMs" or "Trio", written as names). A name label alone kept such a word from the term
     filters: pip's "file" joined 70 of 454 passages."""
-    if "TERM" not in labels or set(labels) & (TERM_LABELS - {"TERM"}) or "TITLE" in labels:
+    if "TERM" not in labels or set(labels) & _NAMED_BY_THE_TEXT:
         return False
     total = sum(labels.values())
     named = total - labels["TERM"]

@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.quiet)
-    if getattr(args, "question", None) is not None:
+    if args.question is not None:
         args.query = args.question
     if args.list_params:
         print(describe_params())
