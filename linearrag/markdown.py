@@ -22,8 +22,9 @@ What the engine sees of a Markdown file:
 * **Books** (mdBook, as the Rust book writes them): a ``<Listing caption="...">`` is its
   caption line ("Listing 15-1: ..."); ``{{#include ...}}`` lines pull in files outside the
   folder and are no text.
-* **Code**: fenced code blocks stay in the passage text (BM25 and the embeddings see them)
-  but are blanked in the text given to NER; identifiers written in backticks in prose
+* **Code**: fenced code blocks, and indented ones (four spaces after a blank line, outside a
+  list item, an admonition, a tab or a footnote, whose indented lines are their text), stay in
+  the passage text (BM25 and the embeddings see them) but are blanked in the text given to NER; identifiers written in backticks in prose
   (`Depends`, `HashMap<K, V>`) become candidate terms of their passage.
 
 The result is a list of :class:`Section`; ``corpus.py`` turns sections into passages.
@@ -68,6 +69,9 @@ _HTML_ANCHOR = re.compile(r'^\s*<a\s+(?:id|name)="([^"]+)"\s*>\s*</a>\s*$', re.I
 _LISTING = re.compile(r"^\s*<Listing\b([^>]*)>\s*$")   # mdBook (the Rust book): a numbered, captioned listing
 _ATTRIBUTE = re.compile(r'([\w-]+)="([^"]*)"')
 _BOOK_INCLUDE = re.compile(r"^\s*\{\{#\w+[^}]*\}\}\s*$")   # mdBook: {{#include ../listings/x.rs}}
+# What indents its own text: a list item, an admonition ("!!! note"), a content tab, a footnote, a
+# definition. Four spaces below one continue it; elsewhere they open an indented code block.
+_NESTS = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])(?:\s|$)|!{3}|\?{3}|={3}|\[\^[^\]\s]+\]:|:\s)")
 _LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 MAX_TERM_CHARS = 60
 # A heading is one short line: a longer line starting with "#" (a one-line file, a hashtag-led
@@ -91,6 +95,12 @@ class Section:
         self.paragraphs.append(paragraph)
         self.code.append(code)
         self.links.append(list(links or []))
+
+
+def _indent(line: str) -> int:
+    """The columns of white space a line opens with (a tab to the next multiple of four)."""
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip())
 
 
 def _heading(line: str) -> re.Match | None:
@@ -163,6 +173,8 @@ class _Reader:
         self.pending: list[str] = []             # "<a id>" anchors waiting for the heading below them
         self.prefix = ""                         # a tab's or an alert's title, for the paragraph below it
         self.autodoc = False                     # inside an mkdocstrings block (its indented options)
+        self.indented: list[str] | None = None   # the lines of an indented code block
+        self.nests = False                       # the block above indents its own text (_NESTS)
 
     def flush(self) -> None:
         if self.para:
@@ -171,8 +183,16 @@ class _Reader:
                 self.sections[-1].add(cleaned, links=link_pairs(" ".join(self.para), self.refs))
             self.para.clear()
 
+    def end_indented(self) -> None:
+        lines, self.indented = self.indented or [], None
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if lines:
+            self.sections[-1].add("\n".join(line.expandtabs(4)[4:] for line in lines), code=True)
+
     def finish(self) -> list[Section]:
         self.flush()
+        self.end_indented()
         if self.fence is not None and self.code:   # an unclosed fence: keep what it held
             self.sections[-1].add("\n".join(self.code), code=True)
         return [s for s in self.sections if s.paragraphs]
@@ -187,9 +207,22 @@ class _Reader:
             elif not _BOOK_INCLUDE.match(line):   # a file the book pulls in: never read, no text
                 self.code.append(line)
             return
+        if self.indented is not None:
+            if not line.strip() or _indent(line) >= 4:
+                self.indented.append(line)
+                return
+            self.end_indented()
         if FENCE.match(line):
             self.flush()
             self.fence = FENCE.match(line).group(1)
+            return
+        if line.strip() and _indent(line) < 4:
+            if _NESTS.match(line):
+                self.nests = True
+            elif _indent(line) == 0 and not self.para:   # a paragraph of its own ends the list above
+                self.nests = False
+        elif line.strip() and not self.para and not self.nests and not self.autodoc:
+            self.indented = [line]                       # four spaces after a blank line: code
             return
         heading = _heading(line)
         setext = _SETEXT.match(line) if len(self.para) == 1 and not heading else None
@@ -256,6 +289,7 @@ class _Reader:
         self.para.append(line.strip())
 
     def heading(self, level: int, raw: str) -> None:
+        self.nests = False
         name = heading_text(raw)
         anchors = heading_anchors(raw, name) + self.pending
         self.pending = []

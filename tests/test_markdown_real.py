@@ -354,3 +354,22 @@ def test_copies_of_a_section_are_listed_under_the_best_ranked(tmp_path):
     assert "same text also at: commands/npm-" in result.format_text()
     every = retriever.query(question, RetrievalParams(top_k=4, same_text="keep"))
     assert sum(p.text == kept.text for p in every.passages) == 3 and not any(p.copies for p in every.passages)
+
+
+def test_markdown_code_indented_four_spaces_is_code(tmp_path):
+    """CommonMark's indented code block (four spaces after a blank line) is code: its lines stay
+    lines and NER does not read them. Four spaces below a list item, an admonition or a footnote
+    continue that block's own text, which stays prose."""
+    from linearrag.corpus import load_corpus
+    from linearrag.lines import words_held
+
+    doc = ("# Install\n\nBuild it with:\n\n    ./configure --prefix=/usr\n    make install\n\nThen run the tests.\n\n"
+           "- a list item\n\n    its second paragraph\n\n!!! note\n    Admonition text.\n")
+    (tmp_path / "readme.md").write_text(doc, encoding="utf-8")
+    (passage,) = load_corpus(tmp_path)
+    assert passage.text.split("\n") == ["Build it with:", "./configure --prefix=/usr", "make install",
+                                        "Then run the tests.", "- a list item", "its second paragraph",
+                                        "Admonition text."]
+    assert "configure" not in passage.ner_text and "make install" not in passage.ner_text
+    assert "second paragraph" in passage.ner_text and "Admonition text" in passage.ner_text
+    assert words_held(passage.text, doc.split("\n"), *passage.cite.lines) == []
