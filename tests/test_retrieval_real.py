@@ -204,7 +204,8 @@ def test_query_cli_batch_and_text(sample_index, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--index", "/nonexistent/index", "--query", "x"], "no index here"),
-    (["--query", "  "], "empty --query"),
+    (["--query", "  "], "the --query is empty"),
+    (["  "], "the question is empty"),
     ([], "pass a question (or --query QUESTION)"),
     (["--query", "x", "--param", "gamma=1"], "unknown parameter 'gamma'"),
     (["--query", "x", "--param", "delta=abc"], "must be float"),

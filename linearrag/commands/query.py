@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     index = api.require_index(args.index)
     params = api.query_params(args.preset, args.param, top_k=args.top_k, mode=args.mode)
     if args.query is not None and not args.query.strip():
-        raise ParameterError("empty --query; pass a question with some text")
+        given = "question" if args.question is not None else "--query"
+        raise ParameterError(f"the {given} is empty; pass a question with some text")
     if args.html is not None and args.query is None:
         raise ParameterError("--html needs one --query (an HTML view shows one question)")
     queries = [("", args.query)] if args.query is not None else read_query_file(args.queries)
