@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".qmd", ".rmd", ".mdx")
 RST_SUFFIXES = (".rst", ".rest")
+_RST_INCLUDE = re.compile(r"^\s*\.\.\s+(?:literal)?include::", re.MULTILINE)
 NOTEBOOK_SUFFIX = ".ipynb"
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd")   # Quarto and R Markdown books are Markdown
 MDX_SUFFIX = ".mdx"
@@ -185,7 +186,8 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
 def _skip_reason(message: str) -> str:
     for marker, reason in (("not UTF-8", "not UTF-8"), ("--max-file-mb", "over --max-file-mb"),
                            ("no text layer", "no text layer (scanned PDF)"),
-                           ("a table of contents", "a table of contents")):
+                           ("a table of contents", "a table of contents"),
+                           ("only included", "only included text")):
         if marker in message:
             return reason
     return "unreadable"
@@ -214,7 +216,11 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
         sections = read_sections(to_markdown(notebook_markdown(text, file)), fallback_title=Path(rel).stem)
         return _section_passages(file, rel, sections, max_chars, finder)
     if suffix in RST_SUFFIXES or (suffix == ".txt" and looks_like_rst(text)):
-        return _section_passages(file, rel, read_rst(text, fallback_title=Path(rel).stem), max_chars, finder)
+        sections = read_rst(text, fallback_title=Path(rel).stem)
+        if not sections and _RST_INCLUDE.search(text):   # CMake: a page that is a title and a shared fragment
+            raise CorpusError(f"{file}: its text is only included from other files (.. include::, .. literalinclude::), which "
+                              f"are read as files of their own when they lie in the folder")
+        return _section_passages(file, rel, sections, max_chars, finder)
     if suffix in HTML_SUFFIXES:
         return _section_passages(file, rel, read_html(text, fallback_title=Path(rel).stem), max_chars, finder)
     return _split_text_file(file, rel, text, max_chars, finder)

@@ -462,6 +462,24 @@ def test_a_substitution_glued_to_a_word_stands_apart(tmp_path):
     assert words_held(passage.text, doc.split("\n"), *passage.cite.lines) == []
 
 
+def test_a_page_whose_text_is_only_included_says_so(tmp_path, caplog):
+    """CMake writes some pages as a title over ``.. include:: FRAGMENT.txt``, and Flask's changes
+    page includes a file outside its docs folder. Included files are never read into another
+    file's passages (a passage's words must be on the lines it cites); a fragment in the folder is
+    read as a file of its own. The build says why the including page has no passage."""
+    (tmp_path / "MODE_PACKAGE.rst").write_text("MODE_PACKAGE\n------------\n\n.. |X| replace:: find_package\n\n"
+                                                 ".. include:: MODE_XXX.txt\n")
+    (tmp_path / "license.rst").write_text("License\n=======\n\n.. literalinclude:: ../LICENSE.txt\n")
+    (tmp_path / "MODE_XXX.txt").write_text("This variable controls whether :variable:`ROOT_PATH` is used by |X|.\n")
+    (tmp_path / "empty.rst").write_text(".. toctree::\n\n   guide\n")
+    inventory = Inventory()
+    with caplog.at_level(logging.WARNING):
+        passages = load_corpus(tmp_path, inventory=inventory)
+    assert [p.id for p in passages] == ["MODE_XXX.txt#0"]
+    assert inventory.to_dict()["skipped"] == {"only included text": {".rst": 2}, "no text": {".rst": 1}}
+    assert "MODE_PACKAGE.rst: its text is only included from other files" in caplog.text
+
+
 def test_txt_files_with_rst_markup_are_read_as_rst_and_parsed_literals_render(tmp_path):
     """Django writes its documentation in ``.txt`` files, and Sphinx projects keep the fragments
     they include under that name (CMake's ``FIND_XXX.txt``): a ``.txt`` holding a directive, a
