@@ -35,19 +35,19 @@ from .jsonl import jsonl_lines
 from .lang.code import name_suffixes
 from .formats import read_html, read_pdf
 from .notebook import notebook_markdown
-from .inventory import Inventory, list_files
+from .inventory import Inventory, list_files, skip_reason
 from .lines import LineFinder, source_lines
-from .markdown import blank_code, code_identifiers, is_table_of_contents, read_sections
+from .codetext import blank_code, code_identifiers
+from .markdown import is_table_of_contents, read_sections
 from .mdx import to_markdown as mdx_to_markdown
 from .myst import to_markdown
-from .rst import looks_like_rst, read_rst
+from .rst import looks_like_rst, only_included, read_rst
 from .textsplit import split_text
 
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".qmd", ".rmd", ".mdx")
 RST_SUFFIXES = (".rst", ".rest")
-_RST_INCLUDE = re.compile(r"^\s*\.\.\s+(?:literal)?include::", re.MULTILINE)
 NOTEBOOK_SUFFIX = ".ipynb"
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".qmd", ".rmd")   # Quarto and R Markdown books are Markdown
 MDX_SUFFIX = ".mdx"
@@ -161,7 +161,7 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
             found = _read_document(file, rel, max_chars, limit)
         except CorpusError as exc:
             log.warning("skipping %s", exc)
-            inventory.skip(file, _skip_reason(str(exc)))
+            inventory.skip(file, skip_reason(str(exc)))
             continue
         if found:
             read.append((file, found))
@@ -181,16 +181,6 @@ def _load_directory(root: Path, max_chars: int, allowed: list[Path] | None = Non
         raise CorpusError(f"{root}: no document with text below this directory ({inventory.describe()}); "
                           f"readers: {', '.join(DOCUMENT_SUFFIXES)}")
     return passages
-
-
-def _skip_reason(message: str) -> str:
-    for marker, reason in (("not UTF-8", "not UTF-8"), ("--max-file-mb", "over --max-file-mb"),
-                           ("no text layer", "no text layer (scanned PDF)"),
-                           ("a table of contents", "a table of contents"),
-                           ("only included", "only included text")):
-        if marker in message:
-            return reason
-    return "unreadable"
 
 
 def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list[Passage]:
@@ -217,7 +207,7 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
         return _section_passages(file, rel, sections, max_chars, finder)
     if suffix in RST_SUFFIXES or (suffix == ".txt" and looks_like_rst(text)):
         sections = read_rst(text, fallback_title=Path(rel).stem)
-        if not sections and _RST_INCLUDE.search(text):   # CMake: a page that is a title and a shared fragment
+        if not sections and only_included(text):   # CMake: a page that is a title and a shared fragment
             raise CorpusError(f"{file}: its text is only included from other files (.. include::, .. literalinclude::), which "
                               f"are read as files of their own when they lie in the folder")
         return _section_passages(file, rel, sections, max_chars, finder)

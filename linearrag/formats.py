@@ -24,7 +24,8 @@ from pathlib import Path
 
 from .errors import CorpusError
 from .links import anchor_key
-from .markdown import Section, clean_inline
+from .markdown import Section
+from .mdinline import clean_inline
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BLOCKS = (*_HEADINGS, "p", "li", "pre", "blockquote", "tr", "td", "th", "dt", "dd", "figcaption", "caption")

@@ -63,3 +63,14 @@ def list_files(root: Path, inventory: Inventory, suffixes: tuple[str, ...]) -> l
 
 def _extension(path: Path) -> str:
     return path.suffix.lower() or "(none)"
+
+
+def skip_reason(message: str) -> str:
+    """The reason a reader's error gives for skipping a file, in the build summary's words."""
+    for marker, reason in (("not UTF-8", "not UTF-8"), ("--max-file-mb", "over --max-file-mb"),
+                           ("no text layer", "no text layer (scanned PDF)"),
+                           ("a table of contents", "a table of contents"),
+                           ("only included", "only included text")):
+        if marker in message:
+            return reason
+    return "unreadable"

@@ -35,35 +35,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .links import anchor_key, label_text
-from .mdmarks import AUTODOC, FOOTNOTE_DEF, TAB, TASK, inline_marks, table_line, tag_gap, unquoted
+from .links import anchor_key
+from .mdinline import clean_inline, heading_anchors, heading_text, link_label, link_pairs
+from .mdmarks import AUTODOC, FOOTNOTE_DEF, TAB, TASK, table_line, unquoted
 
 # A code fence, at any indent (list items indent theirs) or on a list item's own line ("- ```"); a
 # backtick fence's info string holds no backtick ("``` a ``` b" is inline code).
 FENCE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(`{3,}(?=[^`]*$)|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_ANCHOR = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INCLUDE = re.compile(r"\{\*.*?\*\}", re.DOTALL)
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)|!\[([^\]]*)\]\[[^\]]*\]")
-_LINK = re.compile(r"\[([^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
-_REF_LINK = re.compile(r"\[([^\[\]]+)\]\[[^\]]*\]")
-_WIKI_LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
 _REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+.*$")
-_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>\s]+>")
-_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?/?>")
 # Block markers with no text of their own: "/// tip", "!!! note", "??? info" (MkDocs), "::: {.callout-note}",
 # ":::tip" and a closing ":::" (Pandoc and Quarto fenced divs, Docusaurus admonitions).
 _ADMONITION = re.compile(r"^\s*(?:/{3,}.*|!{3}\s+\w+.*|\?{3}\+?\s+\w+.*|:{3,}.*)$")
-_INLINE_CODE = re.compile(r"`([^`\n]+)`")
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")   # CommonMark: an escaped ASCII punctuation mark is that mark
-_HIDDEN = re.compile(r"\x00(\d+)\x00")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _THEMATIC = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
 _TOC_ENTRY = re.compile(r"^(?:[-*+]|\d+\.)?\s*(?:[\d.]+\s+)?\[[^\]]*\]\([^)]*\)\s*$")
 _DEFINITION = re.compile(r"^\s{0,3}:\s+(\S.*)$")
 _FRONT_TITLE = re.compile(r"^title:\s*(.+?)\s*$")
-_REF_LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\[([^\]]*)\]")
 _REF_TARGET = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s+<?([^\s>]+)>?")
 _HTML_ANCHOR = re.compile(r'^\s*<a\s+(?:id|name)="([^"]+)"\s*>\s*</a>\s*$', re.IGNORECASE)
 _LISTING = re.compile(r"^\s*<Listing\b([^>]*)>\s*$")   # mdBook (the Rust book): a numbered, captioned listing
@@ -72,8 +62,6 @@ _BOOK_INCLUDE = re.compile(r"^\s*\{\{#\w+[^}]*\}\}\s*$")   # mdBook: {{#include 
 # What indents its own text: a list item, an admonition ("!!! note"), a content tab, a footnote, a
 # definition. Four spaces below one continue it; elsewhere they open an indented code block.
 _NESTS = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])(?:\s|$)|!{3}|\?{3}|={3}|\[\^[^\]\s]+\]:|:\s)")
-_LINK_PAIR = re.compile(r"(?<!!)\[([^\[\]]+)\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
-MAX_TERM_CHARS = 60
 # A heading is one short line: a longer line starting with "#" (a one-line file, a hashtag-led
 # paragraph) is read as text, never as a heading that swallows the document.
 MAX_HEADING_CHARS = 300
@@ -197,7 +185,9 @@ class _Reader:
             self.sections[-1].add("\n".join(self.code), code=True)
         return [s for s in self.sections if s.paragraphs]
 
-    def line(self, line: str) -> None:
+    def code_line(self, line: str) -> bool:
+        """Whether ``line`` opens, continues or closes a code block (fenced, or indented four
+        spaces after a blank line where no block above indents its own text: :data:`_NESTS`)."""
         if self.fence is not None:
             if line.strip().startswith(self.fence):
                 body = "\n".join(self.code).strip("\n")
@@ -206,23 +196,28 @@ class _Reader:
                 self.fence, self.code = None, []
             elif not _BOOK_INCLUDE.match(line):   # a file the book pulls in: never read, no text
                 self.code.append(line)
-            return
+            return True
         if self.indented is not None:
             if not line.strip() or _indent(line) >= 4:
                 self.indented.append(line)
-                return
+                return True
             self.end_indented()
         if FENCE.match(line):
             self.flush()
             self.fence = FENCE.match(line).group(1)
-            return
+            return True
         if line.strip() and _indent(line) < 4:
             if _NESTS.match(line):
                 self.nests = True
             elif _indent(line) == 0 and not self.para:   # a paragraph of its own ends the list above
                 self.nests = False
         elif line.strip() and not self.para and not self.nests and not self.autodoc:
-            self.indented = [line]                       # four spaces after a blank line: code
+            self.indented = [line]
+            return True
+        return False
+
+    def line(self, line: str) -> None:
+        if self.code_line(line):
             return
         heading = _heading(line)
         setext = _SETEXT.match(line) if len(self.para) == 1 and not heading else None
@@ -317,12 +312,8 @@ def reference_targets(text: str) -> dict[str, str]:
             continue
         d = _REF_TARGET.match(line)
         if d and not d.group(1).startswith("^"):   # "[^1]: text" is a footnote, no link target
-            out.setdefault(_label(d.group(1)), d.group(2))
+            out.setdefault(link_label(d.group(1)), d.group(2))
     return out
-
-
-def _label(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def listing_caption(attributes: str) -> str:
@@ -333,95 +324,3 @@ def listing_caption(attributes: str) -> str:
     if not caption:
         return ""
     return f"Listing {attrs['number']}: {caption}" if attrs.get("number") else caption
-
-
-_EXPLICIT_ID = re.compile(r"\{\s*#([^}\s]+)[^}]*\}\s*$")
-
-
-def heading_anchors(raw: str, name: str) -> list[str]:
-    """What a link may call a heading by (see :attr:`Section.anchors`): its words as a slug, and
-    an explicit ``{ #id }`` (also a project-wide label, as MyST's ``(label)=`` targets are)."""
-    out = [anchor_key(name)] if name else []
-    m = _EXPLICIT_ID.search(raw)
-    if m:
-        label = label_text(m.group(1))   # a MyST label with spaces is written %20
-        out += [anchor_key(label), f"ref:{label.casefold()}"]
-    return list(dict.fromkeys(a for a in out if a != "#"))
-
-
-_EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{1,3})(?=\S)(.+?)(?<=\S)\1(?![\w*])")
-
-
-def heading_text(raw: str) -> str:
-    """A heading as plain words: cleaned like prose (:func:`clean_inline`, anchor dropped),
-    then without emphasis markers and backticks ("The normal **FastAPI** app" → "The
-    normal FastAPI app", "`fastapi run`" → "fastapi run"). It names sections in titles and
-    is an entity (``HEADING``), so it must not carry Markdown; ``snake_case`` stays intact."""
-    text = clean_inline(_ANCHOR.sub("", raw))
-    parts = re.split(r"(`[^`\n]+`)", text)          # code spans: contents verbatim, no emphasis rule
-    out = []
-    for part in parts:
-        if part.startswith("`") and part.endswith("`") and len(part) > 1:
-            out.append(part[1:-1])
-        else:
-            for _ in range(2):                        # nested: ***a*** or **_a_**
-                part = _EMPHASIS.sub(r"\2", part)
-            out.append(part)
-    return " ".join("".join(out).split())
-
-
-def clean_inline(text: str) -> str:
-    """Inline Markdown to plain prose: images dropped, links to their text, tags and
-    autolinks removed, backslash escapes read as the character (``byte\\_length``), white space
-    collapsed. Backticks and emphasis stay (they are text)."""
-    code: list[str] = []
-
-    def hide(kept: str) -> str:   # code spans and escaped marks are text: no link or tag rule may touch them
-        code.append(kept)
-        return f"\x00{len(code) - 1}\x00"
-
-    text = _INLINE_CODE.sub(lambda m: hide(m.group(0)), text)
-    text = _ESCAPED.sub(lambda m: hide(m.group(1)), text)
-    text = _IMAGE.sub("", text)
-    text = inline_marks(text)
-    text = _WIKI_LINK.sub(lambda m: m.group(2) or m.group(1), text)
-    for _ in range(2):   # a link inside a link's text
-        text = _LINK.sub(r"\1", text)
-    text = _REF_LINK.sub(r"\1", text)
-    text = _AUTOLINK.sub("", text)
-    text = _TAG.sub(tag_gap, text)
-    text = _HIDDEN.sub(lambda m: code[int(m.group(1))], text)
-    return " ".join(text.split())
-
-
-def link_pairs(raw: str, refs: dict[str, str] | None = None) -> list[tuple[str, str]]:
-    """(visible text, target) of the links of a raw Markdown paragraph: inline links, reference
-    links (``[text][label]``, ``[text][]``) whose label ``refs`` defines (:func:`reference_targets`),
-    and wiki links (target ``wiki:Name``). External and in-page links are kept too; the corpus
-    loader resolves those that point to a document of the corpus."""
-    out = [(clean_inline(m.group(1)), m.group(2)) for m in _LINK_PAIR.finditer(raw)]
-    out += [(clean_inline(m.group(1)), refs[key]) for m in _REF_LINK_PAIR.finditer(raw or "")
-            if refs and (key := _label(m.group(2) or m.group(1))) in refs]
-    out += [((m.group(2) or m.group(1)).strip(), "wiki:" + m.group(1).strip()) for m in _WIKI_LINK.finditer(raw)]
-    return [(text, target) for text, target in out if text and target]
-
-
-def code_identifiers(text: str) -> list[str]:
-    """Identifiers written in backticks in prose (`Depends`, `pip install`), once each, in order."""
-    seen: dict[str, None] = {}
-    for m in _INLINE_CODE.finditer(text):
-        ident = m.group(1).strip()
-        if 2 <= len(ident) <= MAX_TERM_CHARS and any(ch.isalpha() for ch in ident):
-            seen.setdefault(ident, None)
-    return list(seen)
-
-
-def blank_code(text: str, code_spans: list[tuple[int, int]]) -> str:
-    """``text`` with the given spans replaced by spaces (line breaks kept): NER skips them,
-    while character offsets stay those of ``text``. Backticks and ``*`` (emphasis) are blanked too."""
-    chars = list(text)
-    for start, end in code_spans:
-        for i in range(start, end):
-            if chars[i] != "\n":
-                chars[i] = " "
-    return "".join(chars).replace("`", " ").replace("*", " ")

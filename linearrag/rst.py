@@ -225,6 +225,15 @@ _RST_MARKUP = re.compile(r"^\.\. (?:[A-Za-z][\w:.+-]*::|_[^:\n]+:\s*$)"   # a di
                          r"|:[a-z][\w:+-]*:`[^`\n]+`", re.MULTILINE)            # a role
 
 
+_INCLUDE = re.compile(r"^\s*\.\.\s+(?:literal)?include::", re.MULTILINE)
+
+
+def only_included(text: str) -> bool:
+    """Whether a page that gave no section includes other files (``.. include::``): its text is
+    theirs (CMake's ``CMAKE_FIND_ROOT_PATH_MODE_PACKAGE.rst`` is a title and an included fragment)."""
+    return bool(_INCLUDE.search(text))
+
+
 def looks_like_rst(text: str) -> bool:
     """Whether a ``.txt`` file is reStructuredText: it holds a directive (``.. note::``), a label
     (``.. _label:``) or a Sphinx role. Django's documentation is written in ``.txt`` files, and
