@@ -84,8 +84,9 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
     _space_blocks(root)
     h1, first = root.find("h1"), root.find(_HEADINGS)
     page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    title = ((h1.get_text(" ", strip=True) if h1 else "")
-             or own_title(page_title, first.get_text(" ", strip=True) if first else "") or fallback_title)
+    # as the headings read (no space where an inline tag or rustdoc's <wbr> splits a name: "_mm512_castph_ps")
+    title = ((clean_inline(h1.get_text()) if h1 else "")
+             or own_title(page_title, clean_inline(first.get_text()) if first else "") or fallback_title)
     sections = [Section([title])]
     stack: list[tuple[int, str]] = []
     headed = False
@@ -230,7 +231,7 @@ class _StreamReader(HTMLParser):
     paragraphs at block tags and into sections at headings, a table row read "a | b", links and
     heading ids kept; ``<pre>`` is code. The whole ``<body>`` is read (no ``<main>`` choice)."""
 
-    _BREAKS = frozenset(_BLOCKS) | {"div", "section", "article", "main", "br", "hr", "tr", "ul", "ol", "table",
+    _BREAKS = frozenset(_BLOCKS) | {"div", "section", "article", "main", "hr", "tr", "ul", "ol", "table",
                                    "body"}
     _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source",
                        "track", "wbr"})
@@ -281,6 +282,8 @@ class _StreamReader(HTMLParser):
             self.section_id = attrs.get("id")
         if tag == "title":
             self.mode = "title"
+        elif tag == "br":                     # a line break, as the tree reads it: apart, same paragraph
+            self.buffer.append("\n" if self.mode == "pre" else " ")
         elif tag == "tr":
             self._start_row()
         elif self.row is not None and tag in ("td", "th"):

@@ -183,6 +183,25 @@ def test_an_unclosed_html_heading_ends_at_its_first_block(tmp_path, monkeypatch,
 
 
 @pytest.mark.parametrize("stream", [False, True])
+def test_a_name_split_by_wbr_is_one_title_and_br_breaks_no_paragraph(tmp_path, monkeypatch, stream):
+    """rustdoc writes every item's name with ``<wbr>`` break hints ("_mm512_<wbr>castph_<wbr>ps");
+    the tree read the page title with a space at each ("Function _mm512_ castph_ ps › Function
+    _mm512_castph_ps"). Both readers now read the name whole, and a ``<br>`` parts two words of
+    one paragraph (the stream once cut the paragraph there)."""
+    import linearrag.formats as formats
+
+    if stream:
+        monkeypatch.setattr(formats, "TREE_MAX_TAGS", 0)
+    page = ('<html><body><h1>Function <span class="fn">_mm512_<wbr>castph_<wbr>ps</span></h1>\n'
+            "<p>Casts a vector.<br>No instruction is emitted.</p>\n<pre>let a = 1;<br>let b = 2;</pre></body></html>")
+    (tmp_path / "fn.html").write_text(page, encoding="utf-8")
+    (passage,) = load_corpus(tmp_path)
+    assert passage.title == "Function _mm512_castph_ps"
+    assert passage.text.splitlines() == ["Casts a vector. No instruction is emitted.", "let a = 1;", "let b = 2;"]
+    assert words_held(passage.text, source_lines(page, "html"), *passage.cite.lines) == []
+
+
+@pytest.mark.parametrize("stream", [False, True])
 def test_html_code_inside_a_list_item_or_a_definition_stays_code(tmp_path, monkeypatch, stream):
     """Sphinx writes an install step's command inside its ``<li>`` and a function's example inside
     its ``<dd>``; the tree once read the whole item as one line of prose ("Create an
