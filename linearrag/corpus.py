@@ -208,8 +208,9 @@ def _read_document(file: Path, rel: str, max_chars: int, limit: int = 0) -> list
     if suffix in RST_SUFFIXES or (suffix == ".txt" and looks_like_rst(text)):
         sections = read_rst(text, fallback_title=Path(rel).stem)
         if not sections and only_included(text):   # CMake: a page that is a title and a shared fragment
-            raise CorpusError(f"{file}: its text is only included from other files (.. include::, .. literalinclude::), which "
-                              f"are read as files of their own when they lie in the folder")
+            raise CorpusError(f"{file}: its text is only included from other files (.. include::, "
+                              f".. literalinclude::), which are read as files of their own when they lie "
+                              f"in the folder")
         return _section_passages(file, rel, sections, max_chars, finder)
     if suffix in HTML_SUFFIXES:
         return _section_passages(file, rel, read_html(text, fallback_title=Path(rel).stem), max_chars, finder)

@@ -24,8 +24,9 @@ What the engine sees of a Markdown file:
   folder and are no text.
 * **Code**: fenced code blocks, and indented ones (four spaces after a blank line, outside a
   list item, an admonition, a tab or a footnote, whose indented lines are their text), stay in
-  the passage text (BM25 and the embeddings see them) but are blanked in the text given to NER; identifiers written in backticks in prose
-  (`Depends`, `HashMap<K, V>`) become candidate terms of their passage.
+  the passage text (BM25 and the embeddings see them) but are blanked in the text given to
+  NER; identifiers written in backticks in prose (`Depends`, `HashMap<K, V>`) become candidate
+  terms of their passage.
 
 The result is a list of :class:`Section`; ``corpus.py`` turns sections into passages.
 """
