@@ -19,26 +19,21 @@
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 from .errors import CorpusError
-from .links import anchor_key
+from .htmlparts import BLOCKS, DROP, HEADINGS, PERMALINK, anchor_keys, own_title
+from .htmlstream import StreamReader
 from .markdown import Section
 from .mdinline import clean_inline
 
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-_BLOCKS = (*_HEADINGS, "p", "li", "pre", "blockquote", "tr", "td", "th", "dt", "dd", "figcaption", "caption")
-_TITLE_SEPARATOR = re.compile(r"\s+[|–—·:-]\s+")
-_PERMALINK = frozenset({"", "#", "¶", "§", "🔗", "link", "permalink"})   # a heading's link to itself
-_DROP = ("script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button")
 _INLINE = frozenset({"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
                      "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "tt", "u", "var"})
 # blocks read as containers when they hold a code block (Sphinx writes an install step's command
 # inside its <li>, an example inside a function's <dd>): the code stays code, as the stream reads it
 _HOLDS_CODE = frozenset({"li", "dd", "dt", "blockquote", "figcaption"})
 _BLANK_LINES = re.compile(r"\n\s*\n")
-TREE_MAX_TAGS = 100_000   # pages with more tags are read as a stream (_StreamReader)
+TREE_MAX_TAGS = 100_000   # pages with more tags are read as a stream (htmlstream.py)
 
 
 def read_pdf(path: Path) -> tuple[str, list[tuple[int, str]]]:
@@ -63,26 +58,26 @@ def read_pdf(path: Path) -> tuple[str, list[tuple[int, str]]]:
 
 def read_html(text: str, fallback_title: str) -> list[Section]:
     """Sections of an HTML page's main text (see the module docstring). A page with more than
-    ``TREE_MAX_TAGS`` tags is read by :class:`_StreamReader` instead: Beautiful Soup's tree of a
+    ``TREE_MAX_TAGS`` tags is read by :class:`htmlstream.StreamReader` instead: Beautiful Soup's tree of a
     20 MB page of nested ``<div>`` took 46 s and 1.3 GB."""
     if text.count("<") > TREE_MAX_TAGS:
-        return _StreamReader(fallback_title).read(text)
+        return StreamReader(fallback_title).read(text)
     from bs4 import BeautifulSoup   # deferred: only HTML inputs need BeautifulSoup
 
     soup = BeautifulSoup(text, "html.parser")
-    for tag in soup(_DROP):
+    for tag in soup(DROP):
         tag.decompose()
     root = soup.find("main") or soup.find("article") or soup.body or soup
-    for heading in root.find_all(_HEADINGS):   # Sphinx's "¶", Node's "#": no words (their ids stay)
+    for heading in root.find_all(HEADINGS):   # Sphinx's "¶", Node's "#": no words (their ids stay)
         for mark in heading.find_all("a", href=True):
-            if mark["href"].startswith("#") and mark.get_text(strip=True).casefold() in _PERMALINK:
+            if mark["href"].startswith("#") and mark.get_text(strip=True).casefold() in PERMALINK:
                 mark.clear()
     for code in root.find_all("code"):
         if code.find_parent("pre") is None:
             code.replace_with(f"`{code.get_text()}`")
     _close_headings(root)
     _space_blocks(root)
-    h1, first = root.find("h1"), root.find(_HEADINGS)
+    h1, first = root.find("h1"), root.find(HEADINGS)
     page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
     # as the headings read (no space where an inline tag or rustdoc's <wbr> splits a name: "_mm512_castph_ps")
     title = ((clean_inline(h1.get_text()) if h1 else "")
@@ -96,7 +91,7 @@ def read_html(text: str, fallback_title: str) -> list[Section]:
             # the first heading such text is the site's ("Skip to content", a version banner)
             if headed:
                 sections[-1].add(el[0], links=el[1])
-        elif el.name in _HEADINGS:
+        elif el.name in HEADINGS:
             headed = True
             name = clean_inline(el.get_text())
             level = int(el.name[1])
@@ -145,7 +140,7 @@ def _outer_blocks(root):
             if stack.pop()[1] and (done := flush()):
                 yield done
         elif isinstance(node, Tag):
-            if node.name in _BLOCKS and not (node.name in _HOLDS_CODE and node.find("pre") is not None):
+            if node.name in BLOCKS and not (node.name in _HOLDS_CODE and node.find("pre") is not None):
                 if done := flush():
                     yield done
                 yield node
@@ -166,28 +161,13 @@ def _link_pairs(anchors) -> list[tuple[str, str]]:
     return [(t, h) for t, h in pairs if t]
 
 
-def own_title(page_title: str, first_heading: str) -> str:
-    """A page's ``<title>`` without the site's name ("File system | Node.js v20 Documentation" →
-    "File system") when the page's first heading says the part before it, compared by letters
-    and digits (mdBook titles "To panic! or Not to panic! - The Rust Programming Language" over
-    the heading "To `panic!` or Not to `panic!`"); else the whole."""
-    def plain(text: str) -> str:   # letters and digits: "Test-Driven" is "Test Driven"
-        return "".join(ch for ch in text.casefold() if ch.isalnum())
-
-    head = plain(first_heading)
-    for m in _TITLE_SEPARATOR.finditer(page_title):
-        if head and plain(page_title[:m.start()]) == head:
-            return " ".join(first_heading.split())   # as the heading says it: one title, said once
-    return page_title
-
-
 def _close_headings(root) -> None:
     """A heading left open ("<h2>Setup<p>Install…") ends where its first block or container
     starts, as a browser shows it and as the stream reader reads it: Python's parser put the rest
     of the page inside the heading, which became one long title with no text."""
     from bs4 import Tag   # deferred: only HTML inputs need BeautifulSoup
 
-    for heading in root.find_all(_HEADINGS):
+    for heading in root.find_all(HEADINGS):
         inner = next((c for c in heading.children if isinstance(c, Tag) and c.name not in _INLINE), None)
         if inner is None or not "".join(n.get_text() for n in inner.previous_siblings).strip():
             continue   # closed, or every word of it inside its block ("<h2><div>Boxed</div></h2>")
@@ -201,10 +181,10 @@ def _space_blocks(root) -> None:
     """Blocks inside a block, and ``<br>``, as a browser shows them: apart. A Sphinx field list
     inside a function's ``<dd>`` read "Run the app.Parameters:speed – how fastReturns:None", and
     ``a<br>b`` read "ab"."""
-    for tag in root.find_all(("br", "div", "dl", "ul", "ol", "table", "tr", *_BLOCKS)):
+    for tag in root.find_all(("br", "div", "dl", "ul", "ol", "table", "tr", *BLOCKS)):
         if tag.name == "br":
             tag.replace_with("\n")
-        elif tag.find_parent(_BLOCKS) is not None:
+        elif tag.find_parent(BLOCKS) is not None:
             tag.insert_before(" ")
             tag.insert_after(" ")
 
@@ -214,176 +194,8 @@ def _heading_ids(heading, name: str) -> list[str]:
     id of an ``<a>`` in it, and the id of the ``<section>``/``<div>`` it opens (Sphinx's output)."""
     ids = [heading.get("id")] + [a.get("id") or a.get("name") for a in heading.find_all("a")]
     parent = heading.parent
-    if parent is not None and parent.name in ("section", "div") and parent.find(_HEADINGS) is heading:
+    if parent is not None and parent.name in ("section", "div") and parent.find(HEADINGS) is heading:
         ids.append(parent.get("id"))
-    return _anchor_keys(name, ids)
+    return anchor_keys(name, ids)
 
 
-def _anchor_keys(name: str, ids) -> list[str]:
-    """A heading's anchors: its words as a slug, then each of ``ids`` (empty ones skipped)."""
-    keys = [anchor_key(name)] + [anchor_key(i) for i in ids if isinstance(i, str) and i]
-    return list(dict.fromkeys(k for k in keys if k != "#"))
-
-
-class _StreamReader(HTMLParser):
-    """A large or deeply nested page read as a stream of tags (no tree: memory is the text,
-    any depth), to the same sections as the tree: text outside dropped elements, cut into
-    paragraphs at block tags and into sections at headings, a table row read "a | b", links and
-    heading ids kept; ``<pre>`` is code. The whole ``<body>`` is read (no ``<main>`` choice)."""
-
-    _BREAKS = frozenset(_BLOCKS) | {"div", "section", "article", "main", "hr", "tr", "ul", "ol", "table",
-                                   "body"}
-    _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source",
-                       "track", "wbr"})
-
-    def __init__(self, fallback_title: str):
-        super().__init__(convert_charrefs=True)
-        self.fallback = fallback_title
-        self.sections = [Section([fallback_title])]
-        self.stack: list[tuple[int, str]] = []
-        self.skipping = 0          # depth inside dropped elements
-        self.buffer: list[str] = []
-        self.mode = ""             # "", "pre", "heading:N", "title"
-        self.page_title = ""
-        self.first_heading = ""
-        self.first_h1: str | None = None
-        self.mark_at: int | None = None   # where a heading's link to itself began in the buffer
-        self.link: tuple[int, str] | None = None        # (buffer position, href) of an open <a>
-        self.links: list[tuple[str, str]] = []          # the current paragraph's (text, href)
-        self.row: list[str] | None = None               # the cells of an open table row
-        self.ids: list[str] = []                        # the open heading's ids (its own, its links')
-        self.heading_section = ""                       # and the id of the <section>/<div> it opens
-        self.section_id: str | None = None              # a <section>/<div> id its first heading takes
-        self.in_blocks = 0                              # open block elements (<p>, <li>, …)
-        self.headed = False                             # a heading has begun
-
-    def read(self, text: str) -> list[Section]:
-        for start in range(0, len(text), 1 << 16):
-            self.feed(text[start:start + (1 << 16)])
-        self.close()
-        self._end_row()
-        self._flush()
-        title = self.first_h1 or own_title(self.page_title, self.first_heading) or self.fallback
-        for section in self.sections:
-            section.path[0] = title
-        return [s for s in self.sections if s.paragraphs]
-
-    def handle_starttag(self, tag, attrs):
-        if tag in _DROP:
-            if tag not in self._VOID:
-                self.skipping += 1
-            return
-        if self.skipping:
-            return
-        attrs = dict(attrs)
-        if tag in _BLOCKS:
-            self.in_blocks += 1
-        if tag in ("section", "div"):
-            self.section_id = attrs.get("id")
-        if tag == "title":
-            self.mode = "title"
-        elif tag == "br":                     # a line break, as the tree reads it: apart, same paragraph
-            self.buffer.append("\n" if self.mode == "pre" else " ")
-        elif tag == "tr":
-            self._start_row()
-        elif self.row is not None and tag in ("td", "th"):
-            self._cell()
-        elif self.row is not None and tag in self._BREAKS:
-            self.buffer.append(" ")           # a block inside a cell stays in the cell
-        elif tag in _HEADINGS or tag == "pre" or tag in self._BREAKS:
-            self._flush()
-            if tag in _HEADINGS:
-                self.mode, self.headed = f"heading:{tag[1]}", True
-                self.ids, self.heading_section = [attrs.get("id") or ""], self.section_id or ""
-                self.section_id = None
-            elif tag == "pre":
-                self.mode = "pre"
-        elif tag == "code" and self.mode != "pre":
-            self.buffer.append("`")
-        elif tag == "a":
-            href = attrs.get("href") or ""
-            if self.mode.startswith("heading:"):
-                self.ids.append(attrs.get("id") or attrs.get("name") or "")
-                if href.startswith("#"):
-                    self.mark_at = len(self.buffer)
-            elif href and self.mode not in ("pre", "title"):
-                self.link = (len(self.buffer), href)
-
-    def handle_endtag(self, tag):
-        if tag in _DROP:
-            self.skipping = max(0, self.skipping - 1)
-            return
-        if self.skipping:
-            return
-        if tag in _BLOCKS:
-            self.in_blocks = max(0, self.in_blocks - 1)
-        if tag == "title" and self.mode == "title":
-            self.page_title = " ".join("".join(self.buffer).split())
-            self.buffer, self.mode = [], ""
-        elif tag == "code" and self.mode != "pre":
-            self.buffer.append("`")
-        elif tag == "a" and self.mark_at is not None:
-            if "".join(self.buffer[self.mark_at:]).strip().casefold() in _PERMALINK:
-                del self.buffer[self.mark_at:]
-            self.mark_at = None
-        elif tag == "a" and self.link is not None:
-            words = " ".join("".join(self.buffer[self.link[0]:]).split())
-            if words:
-                self.links.append((words, self.link[1]))
-            self.link = None
-        elif tag in ("tr", "table") and self.row is not None:
-            self._end_row()
-        elif self.row is not None and tag in self._BREAKS:
-            self.buffer.append(" ")
-        elif tag in _HEADINGS or tag == "pre" or tag in self._BREAKS:
-            self._flush()
-
-    def handle_data(self, data):
-        # text outside any block above the first heading is the site's, as for the tree
-        if not self.skipping and (self.headed or self.in_blocks or self.mode):
-            self.buffer.append(data)
-
-    def _start_row(self) -> None:
-        self._end_row()
-        self._flush()
-        self.row = []
-
-    def _cell(self) -> None:
-        """The text before a cell opens ends the cell before it."""
-        cell = " ".join("".join(self.buffer).split())
-        if cell:
-            self.row.append(cell)
-        self.buffer = []
-
-    def _end_row(self) -> None:
-        if self.row is None:
-            return
-        self._cell()
-        prose, self.row = " | ".join(self.row), None
-        if prose:
-            self.sections[-1].add(prose, links=self.links)
-        self.links = []
-
-    def _flush(self) -> None:
-        text, mode, links = "".join(self.buffer), self.mode, self.links
-        self.buffer, self.mode, self.links, self.link = [], "" if mode != "title" else mode, [], None
-        if mode.startswith("heading:"):
-            name, level = clean_inline(text), int(mode.split(":")[1])
-            if not name:
-                return
-            anchors = _anchor_keys(name, (*self.ids, self.heading_section))
-            if level == 1 and self.first_h1 is None:
-                self.first_h1 = name
-                if not self.stack:   # the page's title itself
-                    self.sections[0].anchors.extend(anchors)
-                    return
-            while self.stack and self.stack[-1][0] >= level:
-                self.stack.pop()
-            self.stack.append((level, name))
-            self.first_heading = self.first_heading or name
-            self.sections.append(Section([self.fallback, *(h for _, h in self.stack)], anchors=anchors))
-        elif mode == "pre":
-            if text.strip():
-                self.sections[-1].add(text.strip("\n"), code=True)
-        elif " ".join(text.split()):
-            self.sections[-1].add(" ".join(text.split()), links=links)

@@ -113,7 +113,8 @@ SPHINX_PAGE = """<html><head><title>Guide | Site</title></head><body><main>
 def test_the_stream_reader_reads_a_page_as_the_tree_does():
     """A page over ``TREE_MAX_TAGS`` tags is read as a stream: the same sections, ids, rows,
     links and code as the tree gives (the title's own heading folded into the title)."""
-    from linearrag.formats import _StreamReader, read_html
+    from linearrag.formats import read_html
+    from linearrag.htmlstream import StreamReader
 
     def seen(sections):
         return [(s.path, s.anchors, s.paragraphs, s.code, s.links) for s in sections]
@@ -122,7 +123,7 @@ def test_the_stream_reader_reads_a_page_as_the_tree_does():
     assert tree[1] == (["Guide", "Options"], ["#options", "#hopts", "#oldopts", "#opts"],
                        ["Name | Meaning", "`--x` | Do x.", "one", "two more", "code here"],
                        [False, False, False, False, True], [[], [("x", "#guide")], [], [("more", "#opts")], []])
-    assert seen(_StreamReader("fallback").read(SPHINX_PAGE)) == tree
+    assert seen(StreamReader("fallback").read(SPHINX_PAGE)) == tree
 
 
 LOOSE_PAGE = """<html><head><title>fs</title></head><body>
@@ -281,7 +282,7 @@ def test_node_style_html_title_permalinks_and_table_rows(tmp_path, monkeypatch, 
 
 
 def test_own_title_drops_the_site_name_only_when_the_first_heading_says_the_rest():
-    from linearrag.formats import own_title
+    from linearrag.htmlparts import own_title
 
     assert own_title("File system | Node.js v20.20.2 Documentation", "File system") == "File system"
     # mdBook: the heading's letters and digits decide ("Test-Driven", code marks)
