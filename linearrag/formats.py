@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .errors import CorpusError
 from .htmlparts import BLOCKS, DROP, HEADINGS, PERMALINK, anchor_keys, own_title
-from .htmlstream import StreamReader
+from .htmlstream import read_stream
 from .markdown import Section
 from .mdinline import clean_inline
 
@@ -58,10 +58,10 @@ def read_pdf(path: Path) -> tuple[str, list[tuple[int, str]]]:
 
 def read_html(text: str, fallback_title: str) -> list[Section]:
     """Sections of an HTML page's main text (see the module docstring). A page with more than
-    ``TREE_MAX_TAGS`` tags is read by :class:`htmlstream.StreamReader` instead: Beautiful Soup's tree of a
+    ``TREE_MAX_TAGS`` tags is read by :func:`htmlstream.read_stream` instead: Beautiful Soup's tree of a
     20 MB page of nested ``<div>`` took 46 s and 1.3 GB."""
     if text.count("<") > TREE_MAX_TAGS:
-        return StreamReader(fallback_title).read(text)
+        return read_stream(text, fallback_title)
     from bs4 import BeautifulSoup   # deferred: only HTML inputs need BeautifulSoup
 
     soup = BeautifulSoup(text, "html.parser")

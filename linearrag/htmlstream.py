@@ -15,16 +15,21 @@ class StreamReader(HTMLParser):
     """A large or deeply nested page read as a stream of tags (no tree: memory is the text,
     any depth), to the same sections as the tree: text outside dropped elements, cut into
     paragraphs at block tags and into sections at headings, a table row read "a | b", links and
-    heading ids kept; ``<pre>`` is code. The whole ``<body>`` is read (no ``<main>`` choice)."""
+    heading ids kept; ``<pre>`` is code. Of the page, the first ``<main>`` is read, else the
+    first ``<article>``, else the ``<body>``, as the tree chooses (:func:`read_stream`)."""
 
     _BREAKS = frozenset(BLOCKS) | {"div", "section", "article", "main", "hr", "tr", "ul", "ol", "table",
                                    "body"}
     _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source",
                        "track", "wbr"})
 
-    def __init__(self, fallback_title: str):
+    def __init__(self, fallback_title: str, root: str | None = None):
         super().__init__(convert_charrefs=True)
         self.fallback = fallback_title
+        self.root = root                  # the element whose text is read ("main", "article"), None: all
+        self.inside = root is None
+        self.depth = 0                    # open root elements (one inside another)
+        self.seen_root = False
         self.sections = [Section([fallback_title])]
         self.stack: list[tuple[int, str]] = []
         self.skipping = 0          # depth inside dropped elements
@@ -55,6 +60,14 @@ class StreamReader(HTMLParser):
         return [s for s in self.sections if s.paragraphs]
 
     def handle_starttag(self, tag, attrs):
+        if not self.inside:               # outside the main text only the page's <title> is read
+            if tag == self.root and not self.seen_root:
+                self.inside, self.seen_root, self.depth = True, True, 1
+            elif tag == "title":
+                self.mode = "title"
+            return
+        if tag == self.root:
+            self.depth += 1
         if tag in DROP:
             if tag not in self._VOID:
                 self.skipping += 1
@@ -96,6 +109,14 @@ class StreamReader(HTMLParser):
                 self.link = (len(self.buffer), href)
 
     def handle_endtag(self, tag):
+        if not self.inside and not (tag == "title" and self.mode == "title"):
+            return
+        if tag == self.root:
+            self.depth -= 1
+            if self.depth == 0:           # the first one only, as the tree's find() takes it
+                self._flush()
+                self.inside = False
+                return
         if tag in DROP:
             self.skipping = max(0, self.skipping - 1)
             return
@@ -126,7 +147,8 @@ class StreamReader(HTMLParser):
 
     def handle_data(self, data):
         # text outside any block above the first heading is the site's, as for the tree
-        if not self.skipping and (self.headed or self.in_blocks or self.mode):
+        if (self.inside or self.mode == "title") and not self.skipping and (self.headed or self.in_blocks
+                                                                             or self.mode):
             self.buffer.append(data)
 
     def _start_row(self) -> None:
@@ -173,3 +195,17 @@ class StreamReader(HTMLParser):
                 self.sections[-1].add(text.strip("\n"), code=True)
         elif " ".join(text.split()):
             self.sections[-1].add(" ".join(text.split()), links=links)
+
+
+def read_stream(text: str, fallback_title: str) -> list[Section]:
+    """Sections of a page read as a stream, from the element the tree reader would choose: the
+    first ``<main>``, else the first ``<article>``, else the whole page. A tag name found only in
+    a script or a comment is no element: the page is then read whole."""
+    lowered = text.casefold()
+    for root in ("main", "article"):
+        if f"<{root}>" in lowered or f"<{root} " in lowered:
+            reader = StreamReader(fallback_title, root)
+            sections = reader.read(text)
+            if reader.seen_root:
+                return sections
+    return StreamReader(fallback_title).read(text)
