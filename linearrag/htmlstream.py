@@ -4,6 +4,7 @@ proportional to the text."""
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 from .htmlparts import BLOCKS, DROP, HEADINGS, PERMALINK, anchor_keys, own_title
@@ -201,9 +202,8 @@ def read_stream(text: str, fallback_title: str) -> list[Section]:
     """Sections of a page read as a stream, from the element the tree reader would choose: the
     first ``<main>``, else the first ``<article>``, else the whole page. A tag name found only in
     a script or a comment is no element: the page is then read whole."""
-    lowered = text.casefold()
     for root in ("main", "article"):
-        if f"<{root}>" in lowered or f"<{root} " in lowered:
+        if re.search(rf"<{root}[\s>]", text, re.IGNORECASE):
             reader = StreamReader(fallback_title, root)
             sections = reader.read(text)
             if reader.seen_root:

@@ -198,21 +198,26 @@ class _Reader:
             elif not _BOOK_INCLUDE.match(line):   # a file the book pulls in: never read, no text
                 self.code.append(line)
             return True
+        blank, indent = not line.strip(), _indent(line)
         if self.indented is not None:
-            if not line.strip() or _indent(line) >= 4:
+            if blank or indent >= 4:
                 self.indented.append(line)
                 return True
             self.end_indented()
-        if FENCE.match(line):
+        fence = FENCE.match(line)
+        if fence:
             self.flush()
-            self.fence = FENCE.match(line).group(1)
+            self.fence = fence.group(1)
             return True
-        if line.strip() and _indent(line) < 4:
+        if blank:
+            return False
+        if indent < 4:
             if _NESTS.match(line):
                 self.nests = True
-            elif _indent(line) == 0 and not self.para:   # a paragraph of its own ends the list above
+            elif indent == 0 and not self.para:   # a paragraph of its own ends the list above
                 self.nests = False
-        elif line.strip() and not self.para and not self.nests and not self.autodoc:
+            return False
+        if not self.para and not self.nests and not self.autodoc:
             self.indented = [line]
             return True
         return False
